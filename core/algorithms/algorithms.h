@@ -1,0 +1,43 @@
+// Every collective algorithm Weft has, one per file in this folder. Each runs over any Channel.
+//
+// Contract shared by all of them:
+// - args.count is in elements; AllGather's count is the per-rank send count, ReduceScatter's the
+//   per-rank receive count, AllToAll's the count per peer.
+// - In place is allowed exactly as the C ABI defines it (weft.h); algorithms must read a rank's input
+//   before overwriting it.
+// - Reduce writes recvbuff on the root only; Broadcast reads sendbuff on the root only (others may pass
+//   NULL).
+// - weftAvg reaches an algorithm as weftSum: the caller divides at the end.
+// - Every rank ends with bit-identical results for AllReduce (each element is reduced in one place and
+//   then copied, or in the same order everywhere).
+#pragma once
+
+#include <cstddef>
+
+#include "core/algorithms/channel.h"
+#include "weft/weft.h"
+
+namespace weft {
+
+struct CollArgs {
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  size_t count = 0;
+  weftDataType_t type = weftFloat32;
+  weftRedOp_t op = weftSum;
+  int root = 0;
+};
+
+void allReduceRing(const CollArgs& args, Channel& channel);
+void allReduceRecursiveDoubling(const CollArgs& args, Channel& channel);
+void allReduceRabenseifner(const CollArgs& args, Channel& channel);
+void reduceScatterRing(const CollArgs& args, Channel& channel);
+void reduceScatterRabenseifner(const CollArgs& args, Channel& channel);
+void allGatherRing(const CollArgs& args, Channel& channel);
+void allGatherBruck(const CollArgs& args, Channel& channel);
+void broadcastBinomialTree(const CollArgs& args, Channel& channel);
+void reduceBinomialTree(const CollArgs& args, Channel& channel);
+void allToAllPairwise(const CollArgs& args, Channel& channel);
+void barrierDissemination(Channel& channel);
+
+}  // namespace weft

@@ -1,0 +1,55 @@
+// What an algorithm sees of a communicator: its rank, its size, and ordered non-blocking point-to-point
+// messages. Algorithms emit sends, receives and local reductions over a Channel; the communicator's
+// implementation moves the bytes over transport plugins, and tests can substitute an in-memory one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace weft {
+
+// A pending transfer. What the handle points at belongs to the Channel that made it.
+struct Request {
+  void* handle = nullptr;
+  int peer = -1;
+  size_t bytes = 0;
+  bool isRecv = false;
+};
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Messages between two ranks arrive in the order they were sent; a receive matches the oldest
+  // unmatched send from that peer. A receive must name exactly the size of the matching send.
+  virtual Request isend(int peer, const void* data, size_t bytes) = 0;
+  virtual Request irecv(int peer, void* data, size_t bytes) = 0;
+
+  // Waits until every request is complete. Throws weft::Error on failure (timeout, dead peer, a message
+  // of the wrong size). Requests are consumed.
+  virtual void waitAll(std::span<Request> requests) = 0;
+
+  // Scratch memory for the duration of one collective: slot 0 and 1 are independent buffers; a call
+  // may return a new pointer, invalidating the previous one of that slot.
+  virtual void* scratch(int slot, size_t bytes) = 0;
+
+  // Conveniences built on the calls above.
+  void send(int peer, const void* data, size_t bytes) {
+    Request r = isend(peer, data, bytes);
+    waitAll({&r, 1});
+  }
+  void recv(int peer, void* data, size_t bytes) {
+    Request r = irecv(peer, data, bytes);
+    waitAll({&r, 1});
+  }
+  void sendRecv(int sendPeer, const void* sendData, size_t sendBytes, int recvPeer, void* recvData,
+                size_t recvBytes) {
+    Request r[2] = {irecv(recvPeer, recvData, recvBytes), isend(sendPeer, sendData, sendBytes)};
+    waitAll(r);
+  }
+};
+
+}  // namespace weft

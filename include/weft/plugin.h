@@ -1,0 +1,112 @@
+/*
+ * Weft plugin ABI.
+ *
+ * A plugin is a shared object that exports one symbol, `weftPlugin_v1` (later `weftPlugin_v2`, ...; the
+ * loader probes newest first and adapts older versions). The struct is versioned: fields are only ever
+ * added in a new version, never changed in place.
+ *
+ * A transport moves bytes between two ranks over unidirectional connections, in the style of NCCL's net
+ * plugins: a receiver listens and publishes an opaque handle; a sender connects to the handle and gets a
+ * send connection; the receiver accepts it and gets a receive connection. Messages on one connection are
+ * matched in order. Every call is non-blocking.
+ */
+#ifndef WEFT_PLUGIN_H
+#define WEFT_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_PLUGIN_ABI_VERSION 1
+#define WEFT_PLUGIN_SYMBOL_V1 "weftPlugin_v1"
+
+/* Bytes of the opaque address a transport's listener publishes to its peers. */
+#define WEFT_NET_HANDLE_BYTES 64
+
+typedef enum { weftPluginTransport = 0, weftPluginBackend = 1 } weftPluginKind_t;
+
+typedef enum {
+  weftLogTrace = 0,
+  weftLogDebug,
+  weftLogInfo,
+  weftLogWarn,
+  weftLogError
+} weftLogLevel_t;
+
+/* What Weft gives a plugin at init. */
+typedef struct {
+  unsigned int abiVersion; /* WEFT_PLUGIN_ABI_VERSION of the loading library */
+  /* Logs through Weft's logger, with its prefix (host, pid, rank). */
+  void (*log)(weftLogLevel_t level, const char* pluginName, const char* message);
+  /* Reads a WEFT_* setting (environment or tuning file); NULL when unset. */
+  const char* (*getConfig)(const char* name);
+} weftPluginHost_v1;
+
+/* Which peers a transport can reach. */
+typedef enum {
+  weftReachAny = 0,      /* any host (tcp, verbs) */
+  weftReachSameHost = 1  /* only ranks on the same host (shm) */
+} weftReach_t;
+
+typedef struct {
+  const char* name;
+  weftReach_t reach;
+  double latencyUs;     /* estimate for a small message */
+  double bandwidthGBps; /* estimate for a large message */
+  int maxConnsPerPeer;  /* 0 = no limit */
+} weftTransportProps_v1;
+
+typedef struct {
+  /* Listens for connections of one job. Fills handle (WEFT_NET_HANDLE_BYTES) with what a peer needs to
+   * connect. Connections that do not present jobToken are refused. */
+  weftResult_t (*listen)(void* ctx, uint64_t jobToken, void* handle, void** listenComm);
+  /* Non-blocking: returns weftSuccess with *sendComm == NULL until the connection is ready; call again.
+   * connectorId (the connector's rank and channel, chosen by Weft) reaches the acceptor. */
+  weftResult_t (*connect)(void* ctx, const void* handle, uint64_t jobToken, uint64_t connectorId,
+                          void** sendComm);
+  /* Non-blocking: returns weftSuccess with *recvComm == NULL while no connection is ready. */
+  weftResult_t (*accept)(void* listenComm, void** recvComm, uint64_t* connectorId);
+  /* Registration of memory for zero-copy; may set *mhandle = NULL when not needed. */
+  weftResult_t (*regMem)(void* comm, void* data, size_t size, void** mhandle);
+  weftResult_t (*deregMem)(void* comm, void* mhandle);
+  /* Starts a transfer; *request stays valid until test() reports it done. tag is carried with the message
+   * and checked by the receiver; a message longer than the receive buffer is an error, never an overflow. */
+  weftResult_t (*isend)(void* sendComm, const void* data, size_t size, uint32_t tag, void* mhandle,
+                        void** request);
+  weftResult_t (*irecv)(void* recvComm, void* data, size_t size, uint32_t tag, void* mhandle, void** request);
+  /* Progresses and tests one request; on done, *size is the bytes transferred and the request is freed. */
+  weftResult_t (*test)(void* request, int* done, size_t* size);
+  /* Blocks up to timeoutUs until some connection of this context may progress (0: just poll). Lets a
+   * waiting rank give its core away instead of spinning. */
+  weftResult_t (*waitReady)(void* ctx, int timeoutUs);
+  weftResult_t (*closeSend)(void* sendComm);
+  weftResult_t (*closeRecv)(void* recvComm);
+  weftResult_t (*closeListen)(void* listenComm);
+} weftTransportOps_v1;
+
+/* Backends (mpi, nccl) run whole collectives; their calls are defined when the first backend lands. */
+typedef struct weftBackendOps_v1 weftBackendOps_v1;
+
+typedef struct {
+  unsigned int abiVersion; /* must be 1 for this struct */
+  const char* name;
+  weftPluginKind_t kind;
+  /* Called once per process. May fail (no device, no library): the plugin is then not used. A message
+   * saying why goes through host->log. */
+  weftResult_t (*init)(const weftPluginHost_v1* host, void** ctx);
+  weftResult_t (*finalize)(void* ctx);
+  weftResult_t (*getProperties)(void* ctx, weftTransportProps_v1* props);
+  const weftTransportOps_v1* transport; /* kind == weftPluginTransport */
+  const weftBackendOps_v1* backend;     /* kind == weftPluginBackend */
+} weftPlugin_v1;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_PLUGIN_H */

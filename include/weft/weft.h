@@ -1,0 +1,129 @@
+/*
+ * Weft: collective communication with a C ABI.
+ *
+ * C99. Every call returns a weftResult_t; on failure weftGetLastErrorMessage() (thread-local) says what
+ * was wrong, with which argument or peer. Signatures follow NCCL so that a port is a rename.
+ */
+#ifndef WEFT_WEFT_H
+#define WEFT_WEFT_H
+
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version: major * 10000 + minor * 100 + patch. */
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+#define WEFT_VERSION_CODE (WEFT_VERSION_MAJOR * 10000 + WEFT_VERSION_MINOR * 100 + WEFT_VERSION_PATCH)
+
+#define WEFT_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[WEFT_UNIQUE_ID_BYTES];
+} weftUniqueId;
+
+typedef struct weftComm* weftComm_t;
+typedef struct weftStream* weftStream_t;
+
+typedef enum {
+  weftSuccess = 0,
+  weftInvalidArgument,
+  weftInvalidUsage,
+  weftSystemError,
+  weftInternalError,
+  weftRemoteError,
+  weftTimeout,
+  weftInProgress,
+  weftPluginError,
+  weftNotSupported
+} weftResult_t;
+
+typedef enum {
+  weftInt8 = 0,
+  weftUint8,
+  weftInt32,
+  weftUint32,
+  weftInt64,
+  weftUint64,
+  weftFloat16,
+  weftBfloat16,
+  weftFloat32,
+  weftFloat64
+} weftDataType_t;
+#define WEFT_NUM_DATA_TYPES 10
+
+/* Integer sum and prod wrap like the C type (computed in unsigned arithmetic). Avg is sum / nranks; for
+ * integers the wrapped sum is divided with C's truncation toward zero. Float16 and bfloat16 accumulate in
+ * float32 and round to nearest even once per reduction step. */
+typedef enum { weftSum = 0, weftProd, weftMax, weftMin, weftAvg } weftRedOp_t;
+#define WEFT_NUM_RED_OPS 5
+
+#define WEFT_SPLIT_NOCOLOR (-1)
+
+/* Errors and version */
+WEFT_API const char* weftGetErrorString(weftResult_t result);
+WEFT_API const char* weftGetLastErrorMessage(void); /* thread-local, says what was wrong and where */
+WEFT_API weftResult_t weftGetVersion(int* version);
+
+/* Communicators */
+WEFT_API weftResult_t weftGetUniqueId(weftUniqueId* uniqueId);
+WEFT_API weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId, int rank);
+/* Reads WEFT_RANK, WEFT_SIZE (else OMPI_COMM_WORLD_RANK/SIZE) and WEFT_ROOT=host:port (rank 0 listens
+ * there). WEFT_TOKEN (16 hex digits) sets the job token; without it the token is derived from WEFT_ROOT. */
+WEFT_API weftResult_t weftCommInitFromEnv(weftComm_t* comm);
+WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm);
+WEFT_API weftResult_t weftCommCount(const weftComm_t comm, int* count);
+WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
+WEFT_API weftResult_t weftCommDestroy(weftComm_t comm);
+WEFT_API weftResult_t weftCommAbort(weftComm_t comm);
+WEFT_API weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
+
+/* Streams: NULL means a call returns when its result is in place; a created stream is an in-order queue
+ * run by a background thread. */
+WEFT_API weftResult_t weftStreamCreate(weftStream_t* stream);
+WEFT_API weftResult_t weftStreamSynchronize(weftStream_t stream);
+WEFT_API weftResult_t weftStreamQuery(weftStream_t stream); /* weftSuccess when idle, weftInProgress otherwise */
+WEFT_API weftResult_t weftStreamDestroy(weftStream_t stream);
+
+/* Groups: calls between Start and End are issued together at End (Send/Recv pairs do not deadlock). */
+WEFT_API weftResult_t weftGroupStart(void);
+WEFT_API weftResult_t weftGroupEnd(void);
+
+/* Collectives. Counts are elements. In place: sendbuff == recvbuff (AllReduce, Broadcast, Reduce),
+ * sendbuff == recvbuff + rank*sendcount (AllGather), recvbuff == sendbuff + rank*recvcount
+ * (ReduceScatter). AllToAll's count is per peer. */
+WEFT_API weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                    weftRedOp_t op, weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                    int root, weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                 weftRedOp_t op, int root, weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                    weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                        weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                        weftStream_t stream);
+WEFT_API weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                   weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
+                               weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
+                               weftStream_t stream);
+WEFT_API weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream);
+
+/* Helpers beyond NCCL's set. */
+WEFT_API weftResult_t weftDataTypeSize(weftDataType_t datatype, size_t* bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_WEFT_H */
