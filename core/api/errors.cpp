@@ -1,0 +1,50 @@
+// weftGetErrorString, weftGetLastErrorMessage, weftGetVersion, weftDataTypeSize.
+#include <string>
+
+#include "core/api/guard.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+namespace {
+thread_local std::string lastError;
+}
+void setLastError(const std::string& message) { lastError = message; }
+void clearLastError() { lastError.clear(); }
+}  // namespace weft
+
+extern "C" {
+
+WEFT_API const char* weftGetErrorString(weftResult_t result) {
+  switch (result) {
+    case weftSuccess: return "no error";
+    case weftInvalidArgument: return "invalid argument";
+    case weftInvalidUsage: return "invalid usage";
+    case weftSystemError: return "system error";
+    case weftInternalError: return "internal error";
+    case weftRemoteError: return "remote error (a peer failed or sent something unexpected)";
+    case weftTimeout: return "timeout";
+    case weftInProgress: return "operation in progress";
+    case weftPluginError: return "plugin error";
+    case weftNotSupported: return "not supported";
+  }
+  return "unknown weftResult_t value";
+}
+
+WEFT_API const char* weftGetLastErrorMessage(void) { return weft::lastError.c_str(); }
+
+WEFT_API weftResult_t weftGetVersion(int* version) {
+  return weft::guarded(__func__, [&] {
+    weft::requireNotNull(version, "version");
+    *version = WEFT_VERSION_CODE;
+  });
+}
+
+WEFT_API weftResult_t weftDataTypeSize(weftDataType_t datatype, size_t* bytes) {
+  return weft::guarded(__func__, [&] {
+    weft::requireNotNull(bytes, "bytes");
+    if (!weft::isValidDataType(datatype)) weft::fail(weftInvalidArgument, "datatype {} is unknown", int(datatype));
+    *bytes = weft::dataTypeSize(datatype);
+  });
+}
+
+}  // extern "C"

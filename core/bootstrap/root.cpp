@@ -1,0 +1,150 @@
+// The bootstrap root: collects one hello per rank, then answers every rank with all blobs.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/bootstrap/bootstrap.h"
+#include "core/bootstrap/bootstrap_wire.h"
+#include "core/bootstrap/unique_id.h"
+#include "core/common/error.h"
+#include "core/common/log.h"
+
+namespace weft {
+namespace {
+
+struct Arrival {
+  Socket socket;
+  Blob blob;
+  bool present = false;
+};
+
+void sendReply(const Socket& s, int32_t status, int32_t nranks, const std::string& message,
+               Clock::time_point deadline) {
+  wire::Reply reply{wire::kBootstrapMagic, status, nranks, static_cast<uint32_t>(message.size())};
+  sendAll(s, &reply, sizeof(reply), deadline);
+  if (!message.empty()) sendAll(s, message.data(), message.size(), deadline);
+}
+
+// Reads one hello; returns false (after logging) for a connection that is not a rank of this job.
+bool readHello(const Socket& s, uint64_t token, wire::Hello& hello, Blob& blob) {
+  // A peer gets a few seconds to say hello, so a stray connection cannot stall the job for long.
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  recvAll(s, &hello, sizeof(hello), deadline);
+  if (hello.magic != wire::kBootstrapMagic || hello.version != wire::kBootstrapVersion) {
+    log::warn("bootstrap root: dropped a connection that is not a Weft bootstrap (magic/version)");
+    return false;
+  }
+  if (!tokensEqual(hello.token, token)) {
+    log::warn("bootstrap root: dropped a connection with a wrong job token");
+    return false;
+  }
+  if (hello.blobBytes > wire::kMaxBlobBytes) {
+    log::warn("bootstrap root: dropped a hello with an oversized blob ({} bytes)", hello.blobBytes);
+    return false;
+  }
+  blob.resize(hello.blobBytes);
+  recvAll(s, blob.data(), blob.size(), deadline);
+  return true;
+}
+
+void runRoot(Socket listener, uint64_t token) {
+  auto deadline = deadlineFromNow();
+  std::vector<Arrival> ranks;
+  int32_t nranks = -1;
+  int arrived = 0;
+  while (nranks < 0 || arrived < nranks) {
+    Socket s = acceptBefore(listener, deadline);
+    if (s.fd() < 0) {
+      log::error("bootstrap root: only {} of {} ranks arrived before WEFT_TIMEOUT", arrived, nranks);
+      return;  // closing every socket tells the waiting ranks
+    }
+    wire::Hello hello{};
+    Blob blob;
+    try {
+      if (!readHello(s, token, hello, blob)) continue;
+    } catch (const Error& e) {
+      log::warn("bootstrap root: dropped a connection: {}", e.what());
+      continue;
+    }
+    std::string problem;
+    if (hello.nranks < 1 || hello.nranks > wire::kMaxRanks) {
+      problem = "nranks " + std::to_string(hello.nranks) + " is out of range";
+    } else if (nranks >= 0 && hello.nranks != nranks) {
+      problem = "rank " + std::to_string(hello.rank) + " says nranks " + std::to_string(hello.nranks) +
+                " but other ranks said " + std::to_string(nranks);
+    } else if (hello.rank < 0 || hello.rank >= hello.nranks) {
+      problem = "rank " + std::to_string(hello.rank) + " is out of range for nranks " + std::to_string(hello.nranks);
+    } else if (nranks >= 0 && ranks[hello.rank].present) {
+      problem = "rank " + std::to_string(hello.rank) + " joined twice";
+    }
+    if (!problem.empty()) {
+      log::error("bootstrap root: {}", problem);
+      try {
+        sendReply(s, weftInvalidUsage, nranks, problem, Clock::now() + std::chrono::seconds(5));
+      } catch (const Error&) {
+      }
+      continue;
+    }
+    if (nranks < 0) {
+      nranks = hello.nranks;
+      ranks.resize(nranks);
+    }
+    ranks[hello.rank] = Arrival{std::move(s), std::move(blob), true};
+    ++arrived;
+  }
+  for (Arrival& a : ranks) {
+    try {
+      sendReply(a.socket, weftSuccess, nranks, "", deadline);
+      for (const Arrival& b : ranks) {
+        auto length = static_cast<uint32_t>(b.blob.size());
+        sendAll(a.socket, &length, sizeof(length), deadline);
+        sendAll(a.socket, b.blob.data(), b.blob.size(), deadline);
+      }
+    } catch (const Error& e) {
+      log::error("bootstrap root: could not answer a rank: {}", e.what());
+    }
+  }
+  log::debug("bootstrap root: {} ranks connected, done", nranks);
+}
+
+}  // namespace
+
+void startBootstrapRoot(Socket listener, uint64_t token) {
+  std::thread([listener = std::move(listener), token]() mutable {
+    try {
+      runRoot(std::move(listener), token);
+    } catch (const std::exception& e) {
+      log::error("bootstrap root failed: {}", e.what());
+    }
+  }).detach();
+}
+
+std::vector<Blob> bootstrapExchange(const SocketAddress& root, uint64_t token, int nranks, int rank,
+                                    const Blob& blob) {
+  auto deadline = deadlineFromNow();
+  Socket s = connectTo(root, deadline);
+  wire::Hello hello{wire::kBootstrapMagic, wire::kBootstrapVersion, token, nranks, rank,
+                    static_cast<uint32_t>(blob.size()), 0};
+  sendAll(s, &hello, sizeof(hello), deadline);
+  sendAll(s, blob.data(), blob.size(), deadline);
+  wire::Reply reply{};
+  recvAll(s, &reply, sizeof(reply), deadline);
+  if (reply.magic != wire::kBootstrapMagic) fail(weftRemoteError, "bootstrap root sent a malformed reply");
+  if (reply.status != weftSuccess) {
+    std::string message(std::min<uint32_t>(reply.messageBytes, 4096), '\0');
+    recvAll(s, message.data(), message.size(), deadline);
+    fail(static_cast<weftResult_t>(reply.status), "bootstrap root refused rank {}: {}", rank, message);
+  }
+  if (reply.nranks != nranks) fail(weftRemoteError, "bootstrap root answered for {} ranks", reply.nranks);
+  std::vector<Blob> blobs(nranks);
+  for (Blob& b : blobs) {
+    uint32_t length = 0;
+    recvAll(s, &length, sizeof(length), deadline);
+    if (length > wire::kMaxBlobBytes) fail(weftRemoteError, "bootstrap blob of {} bytes is too large", length);
+    b.resize(length);
+    recvAll(s, b.data(), length, deadline);
+  }
+  return blobs;
+}
+
+}  // namespace weft

@@ -1,0 +1,41 @@
+// One operation as issued through the C ABI, checked and ready to run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/algorithms/algorithms.h"
+#include "core/comm/ordering.h"
+#include "weft/weft.h"
+
+struct weftComm;
+
+namespace weft {
+
+enum class OpKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllToAll, Send, Recv, Barrier };
+
+struct Op {
+  OpKind kind;
+  weftComm* comm;
+  CollArgs args;  // for Send/Recv: sendbuff/recvbuff, count, type; root holds the peer
+};
+
+const char* opName(OpKind kind);
+
+// Checks everything a caller can get wrong before anything runs; throws weftInvalidArgument naming the
+// argument (NULL buffer with count > 0, unknown type or op, root or peer out of range, byte size
+// overflow) or the communicator's recorded failure.
+void validate(const Op& op);
+
+// Runs one collective (not Send/Recv) on its communicator. The caller holds the turn.
+void runCollective(const Op& op);
+
+// Runs a batch (a group, or one call) on the calling thread: takes the turns, starts every Send/Recv,
+// runs the collectives in order, then waits for the Send/Recvs. Throws on failure, after recording it
+// on the communicators involved.
+struct Batch {
+  std::vector<Op> ops;
+};
+void runBatch(const Batch& batch, const std::vector<Ticket>& tickets);
+
+}  // namespace weft

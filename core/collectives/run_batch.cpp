@@ -1,0 +1,54 @@
+// Runs a group of operations (or a single call) in issue order.
+#include <map>
+#include <memory>
+
+#include "core/collectives/op.h"
+#include "core/comm/comm.h"
+#include "core/comm/comm_channel.h"
+#include "core/common/error.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+namespace {
+
+// Releases the turns however the batch ends, so later operations never wait forever on a failed one.
+struct TurnGuard {
+  const std::vector<Ticket>& tickets;
+  ~TurnGuard() { finishTurns(tickets); }
+};
+
+void runOps(const Batch& batch) {
+  // Send/Recv start first and finish last: their partners may sit anywhere in the peer's group, and
+  // collectives use a channel of their own, so nothing here waits on a message queued behind it.
+  std::map<weftComm*, std::unique_ptr<CommChannel>> pointToPoint;
+  std::map<weftComm*, std::vector<Request>> pending;
+  for (const Op& op : batch.ops) {
+    if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
+    auto& channel = pointToPoint[op.comm];
+    if (!channel) channel = std::make_unique<CommChannel>(*op.comm, kPointToPointChannel, "weftSend/weftRecv");
+    size_t bytes = op.args.count * dataTypeSize(op.args.type);
+    pending[op.comm].push_back(op.kind == OpKind::Send ? channel->isend(op.args.root, op.args.sendbuff, bytes)
+                                                       : channel->irecv(op.args.root, op.args.recvbuff, bytes));
+  }
+  for (const Op& op : batch.ops) {
+    if (op.kind != OpKind::Send && op.kind != OpKind::Recv) runCollective(op);
+  }
+  for (auto& [comm, requests] : pending) pointToPoint[comm]->waitAll(requests);
+}
+
+}  // namespace
+
+void runBatch(const Batch& batch, const std::vector<Ticket>& tickets) {
+  TurnGuard guard{tickets};
+  waitTurns(tickets);
+  try {
+    for (const Ticket& t : tickets) t.comm->throwIfFailed();
+    runOps(batch);
+  } catch (const Error& e) {
+    // The communicators' connections may now hold half-finished messages: none can be trusted again.
+    for (const Ticket& t : tickets) t.comm->setError(e.code(), e.what());
+    throw;
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,59 @@
+#include <cstdint>
+#include <limits>
+
+#include "core/collectives/op.h"
+#include "core/comm/comm.h"
+#include "core/common/error.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+
+const char* opName(OpKind kind) {
+  switch (kind) {
+    case OpKind::AllReduce: return "weftAllReduce";
+    case OpKind::Broadcast: return "weftBroadcast";
+    case OpKind::Reduce: return "weftReduce";
+    case OpKind::AllGather: return "weftAllGather";
+    case OpKind::ReduceScatter: return "weftReduceScatter";
+    case OpKind::AllToAll: return "weftAllToAll";
+    case OpKind::Send: return "weftSend";
+    case OpKind::Recv: return "weftRecv";
+    case OpKind::Barrier: return "weftBarrier";
+  }
+  return "?";
+}
+
+void validate(const Op& op) {
+  requireComm(op.comm);
+  op.comm->throwIfFailed();
+  const CollArgs& a = op.args;
+  const int nranks = op.comm->nranks;
+  const int rank = op.comm->rank;
+  if (op.kind == OpKind::Barrier) return;
+  if (!isValidDataType(a.type)) fail(weftInvalidArgument, "datatype {} is not a weftDataType_t", int(a.type));
+  bool reduces = op.kind == OpKind::AllReduce || op.kind == OpKind::Reduce || op.kind == OpKind::ReduceScatter;
+  if (reduces && !isValidRedOp(a.op)) fail(weftInvalidArgument, "op {} is not a weftRedOp_t", int(a.op));
+  bool rooted = op.kind == OpKind::Broadcast || op.kind == OpKind::Reduce;
+  bool peered = op.kind == OpKind::Send || op.kind == OpKind::Recv;
+  if ((rooted || peered) && (a.root < 0 || a.root >= nranks)) {
+    fail(weftInvalidArgument, "{} {} is out of range for a communicator of {} ranks", rooted ? "root" : "peer", a.root,
+         nranks);
+  }
+  // Elements each buffer holds, as multiples of count.
+  size_t sendBlocks = 1;
+  size_t recvBlocks = 1;
+  if (op.kind == OpKind::AllGather) recvBlocks = nranks;
+  if (op.kind == OpKind::ReduceScatter) sendBlocks = nranks;
+  if (op.kind == OpKind::AllToAll) sendBlocks = recvBlocks = nranks;
+  size_t limit = std::numeric_limits<size_t>::max() / dataTypeSize(a.type) / std::max(sendBlocks, recvBlocks);
+  if (a.count > limit || a.count > static_cast<size_t>(std::numeric_limits<int64_t>::max()) / 16) {
+    fail(weftInvalidArgument, "count {} is too large: its size in bytes overflows", a.count);
+  }
+  if (a.count == 0) return;
+  bool needsSend = op.kind != OpKind::Recv && !(op.kind == OpKind::Broadcast && rank != a.root);
+  bool needsRecv = op.kind != OpKind::Send && !(op.kind == OpKind::Reduce && rank != a.root);
+  if (needsSend && a.sendbuff == nullptr) fail(weftInvalidArgument, "sendbuff is NULL with count {}", a.count);
+  if (needsRecv && a.recvbuff == nullptr) fail(weftInvalidArgument, "recvbuff is NULL with count {}", a.count);
+}
+
+}  // namespace weft

@@ -1,0 +1,58 @@
+// The communicator behind weftComm_t.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/comm/connections.h"
+#include "core/comm/peer_info.h"
+#include "core/tuner/tuner.h"
+
+struct weftComm {
+  static constexpr uint32_t kLiveMagic = 0x434f4d4d;  // "COMM"; cleared on destroy
+  uint32_t magic = kLiveMagic;
+  int rank = 0;
+  int nranks = 0;
+  uint64_t token = 0;
+  std::string hostId;
+  std::vector<weft::PeerInfo> peers;
+  std::unique_ptr<weft::Connections> connections;
+  weft::Tuner tuner;  // from WEFT_ALGO when the communicator was made
+
+  // Operations run in the order they were issued (see core/comm/ordering.h).
+  std::mutex orderMutex;
+  std::condition_variable orderChanged;
+  uint64_t issued = 0;    // tickets handed out
+  uint64_t executed = 0;  // tickets finished
+
+  // Tags carried by messages: collectives are numbered in issue order (the same on every rank), so a
+  // message from a different collective is caught on receipt. Send/Recv number messages per peer.
+  uint32_t collectiveCount = 0;
+  std::vector<uint32_t> sentTo, receivedFrom;
+
+  // Messages a rank sends itself (Send/Recv to self inside a group), per channel.
+  std::deque<std::vector<unsigned char>> selfMessages[weft::kNumChannels];
+
+  std::vector<unsigned char> scratch[2];
+
+  std::atomic<bool> aborted{false};
+  std::mutex errorMutex;
+  weftResult_t asyncError = weftSuccess;
+  std::string asyncErrorMessage;
+
+  // Records the first failure; later operations on this communicator fail with it.
+  void setError(weftResult_t code, const std::string& message);
+  // Throws the recorded failure, if any.
+  void throwIfFailed();
+};
+
+namespace weft {
+// Throws weftInvalidArgument unless comm is a live communicator.
+void requireComm(const weftComm* comm, const char* argument = "comm");
+}  // namespace weft

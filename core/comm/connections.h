@@ -1,0 +1,62 @@
+// The transport connections of one communicator, made on first use.
+//
+// Each rank listens once per transport (the handles travel in the bootstrap). The first message from
+// rank a to rank b on channel c makes a connect from a; b accepts it when it first receives from a on
+// c. Both calls are non-blocking, so a rank waiting to accept never stops its own sends from starting.
+// Channels keep traffic apart that must not interleave: 0 for collectives, 1 for Send/Recv.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/comm/peer_info.h"
+#include "core/plugins/loader.h"
+
+namespace weft {
+
+enum ChannelId : int { kCollectiveChannel = 0, kPointToPointChannel = 1, kNumChannels = 2 };
+
+class Connections {
+ public:
+  // Opens a listener on every transport.
+  Connections(uint64_t token, const std::vector<LoadedPlugin>& transports);
+  ~Connections();
+  Connections(const Connections&) = delete;
+  Connections& operator=(const Connections&) = delete;
+
+  // The listen handles to publish.
+  std::vector<TransportHandle> handles() const;
+  // Learns this rank, every rank's handles and host, and picks the transport for each peer. Throws when
+  // some peer cannot be reached by any transport both sides have.
+  void setPeers(const std::vector<PeerInfo>& peers, int myRank, const std::string& myHostId);
+
+  // Non-blocking: the connection, or nullptr while it is not ready yet.
+  void* trySend(int peer, int channel);
+  void* tryRecv(int peer, int channel);
+
+  const weftTransportOps_v1& ops(int peer) const { return *links_[linkOf_[peer]].plugin->plugin->transport; }
+  // Lets the core sleep until the transport serving `peer` may progress.
+  void waitReady(int peer, int timeoutUs);
+  const std::string& transportName(int peer) const { return links_[linkOf_[peer]].plugin->name; }
+
+ private:
+  struct Link {
+    const LoadedPlugin* plugin;
+    void* listener = nullptr;
+    NetHandle handle{};
+  };
+  using Key = std::pair<int, int>;  // (peer, channel)
+
+  uint64_t token_;
+  int rank_ = -1;
+  std::vector<Link> links_;
+  std::vector<int> linkOf_;  // transport index per peer
+  std::vector<NetHandle> peerHandles_;
+  std::map<Key, void*> sendComms_;
+  std::map<Key, void*> recvComms_;
+};
+
+}  // namespace weft

@@ -1,0 +1,121 @@
+#include "core/comm/create.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "core/algorithms/algorithms.h"
+#include "core/bootstrap/bootstrap.h"
+#include "core/comm/comm.h"
+#include "core/comm/comm_channel.h"
+#include "core/comm/ordering.h"
+#include "core/common/error.h"
+#include "core/common/log.h"
+#include "core/plugins/registry.h"
+#include "topology/host.h"
+
+namespace weft {
+namespace {
+
+// A communicator that listens on every transport but knows no peers yet.
+std::unique_ptr<weftComm> prepare(uint64_t token, int rank, int nranks) {
+  Tuner tuner = Tuner::fromConfig();  // a bad WEFT_ALGO fails here, before any peer waits on us
+  auto comm = std::make_unique<weftComm>();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->token = token;
+  comm->tuner = tuner;
+  comm->hostId = hostIdentity();
+  comm->connections = std::make_unique<Connections>(token, loadedTransports());
+  return comm;
+}
+
+PeerInfo describe(const weftComm& comm) { return {comm.hostId, static_cast<int>(getpid()), comm.connections->handles()}; }
+
+void finish(weftComm& comm, std::vector<PeerInfo> peers) {
+  comm.peers = std::move(peers);
+  comm.connections->setPeers(comm.peers, comm.rank, comm.hostId);
+  comm.sentTo.assign(comm.nranks, 0);
+  comm.receivedFrom.assign(comm.nranks, 0);
+  log::info("communicator ready: rank {} of {}", comm.rank, comm.nranks);
+}
+
+// Split exchanges fixed-size records through the parent's AllGather.
+constexpr size_t kSplitBlobBytes = 2048;
+struct SplitRecord {
+  int32_t color;
+  int32_t key;
+  uint32_t blobBytes;
+  unsigned char blob[kSplitBlobBytes];
+};
+
+}  // namespace
+
+weftComm* createComm(int nranks, int rank, const UniqueIdContent& id) {
+  log::setRank(rank);
+  auto comm = prepare(id.token, rank, nranks);
+  std::vector<Blob> blobs = bootstrapExchange(id.root, id.token, nranks, rank, encodePeerInfo(describe(*comm)));
+  std::vector<PeerInfo> peers;
+  for (const Blob& blob : blobs) peers.push_back(decodePeerInfo(blob));
+  finish(*comm, std::move(peers));
+  return comm.release();
+}
+
+weftComm* splitComm(weftComm* parent, int color, int key) {
+  std::unique_ptr<weftComm> child;
+  SplitRecord mine{};
+  mine.color = color;
+  mine.key = key;
+  if (color != WEFT_SPLIT_NOCOLOR) {
+    child = prepare(parent->token, -1, -1);
+    Blob blob = encodePeerInfo(describe(*child));
+    if (blob.size() > kSplitBlobBytes) fail(weftInternalError, "peer description of {} bytes is too large", blob.size());
+    mine.blobBytes = static_cast<uint32_t>(blob.size());
+    std::memcpy(mine.blob, blob.data(), blob.size());
+  }
+  // The split is an operation of the parent: it takes its turn like any collective.
+  std::vector<SplitRecord> all(parent->nranks);
+  std::vector<Ticket> tickets = issueTickets({parent});
+  {
+    struct Release {
+      const std::vector<Ticket>& t;
+      ~Release() { finishTurns(t); }
+    } release{tickets};
+    waitTurns(tickets);
+    parent->throwIfFailed();
+    CommChannel channel(*parent, kCollectiveChannel, "weftCommSplit");
+    CollArgs args;
+    args.sendbuff = &mine;
+    args.recvbuff = all.data();
+    args.count = sizeof(SplitRecord);
+    args.type = weftUint8;
+    try {
+      if (parent->nranks == 1) all[0] = mine;
+      else allGatherRing(args, channel);
+    } catch (const Error& e) {
+      parent->setError(e.code(), e.what());
+      throw;
+    }
+  }
+  if (color == WEFT_SPLIT_NOCOLOR) return nullptr;
+  // Members in (key, parent rank) order.
+  std::vector<int> members;
+  for (int r = 0; r < parent->nranks; ++r) {
+    if (all[r].color == color) members.push_back(r);
+  }
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return all[a].key < all[b].key; });
+  std::vector<PeerInfo> peers;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const SplitRecord& record = all[members[i]];
+    if (record.blobBytes > kSplitBlobBytes) fail(weftRemoteError, "split record of rank {} is malformed", members[i]);
+    peers.push_back(decodePeerInfo(Blob(record.blob, record.blob + record.blobBytes)));
+    if (members[i] == parent->rank) child->rank = static_cast<int>(i);
+  }
+  child->nranks = static_cast<int>(members.size());
+  finish(*child, std::move(peers));
+  return child.release();
+}
+
+}  // namespace weft

@@ -1,0 +1,31 @@
+// Issue order is execution order, per communicator.
+//
+// Every operation takes a ticket from each communicator it uses when it is issued (under one global
+// lock, so tickets of all communicators follow a single order), and runs only when each of those
+// communicators has finished all earlier tickets. Ranks issue the same operations in the same order, so
+// they run them in the same order too, whatever mix of threads and streams issues them; and because all
+// tickets follow one global order, waiting for several turns can never form a cycle.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+struct weftComm;
+
+namespace weft {
+
+struct Ticket {
+  weftComm* comm;
+  uint64_t number;
+};
+
+// One ticket per distinct communicator, in the order given.
+std::vector<Ticket> issueTickets(const std::vector<weftComm*>& comms);
+// Blocks until each ticket's turn has come.
+void waitTurns(const std::vector<Ticket>& tickets);
+// Lets the next tickets run.
+void finishTurns(const std::vector<Ticket>& tickets);
+// Blocks until every issued ticket of comm has finished.
+void waitIdle(weftComm* comm);
+
+}  // namespace weft

@@ -1,0 +1,54 @@
+#include "core/common/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/common/error.h"
+
+namespace weft::config {
+
+const std::vector<Variable>& variables() {
+  static const std::vector<Variable> table = {
+      {"WEFT_LOG_LEVEL", "warn", "trace, debug, info, warn, error or off"},
+      {"WEFT_PLUGINS", nullptr,
+       "comma list of plugins to load (e.g. tcp); ^name excludes; unset loads every plugin found"},
+      {"WEFT_PLUGIN_PATH", nullptr, "colon list of extra folders searched for plugins after <libdir>/weft"},
+      {"WEFT_ALGO", nullptr,
+       "forces algorithms per collective, e.g. allreduce:ring;broadcast:binomial_tree (read at communicator "
+       "creation)"},
+      {"WEFT_SOCKET_IFNAME", nullptr,
+       "interfaces for bootstrap and tcp: comma list of name prefixes, ^ excludes, = exact match"},
+      {"WEFT_SOCKET_BUFFER", "4194304", "tcp socket send/receive buffer bytes"},
+      {"WEFT_TIMEOUT", "600", "seconds any wait may last before the call returns weftTimeout"},
+      {"WEFT_HOST_ID", nullptr,
+       "overrides this process's host identity (hostname/boot id), so tests can emulate several hosts"},
+      {"WEFT_RANK", nullptr, "weftCommInitFromEnv: this process's rank (else OMPI_COMM_WORLD_RANK)"},
+      {"WEFT_SIZE", nullptr, "weftCommInitFromEnv: number of ranks (else OMPI_COMM_WORLD_SIZE)"},
+      {"WEFT_ROOT", nullptr, "weftCommInitFromEnv: host:port where rank 0 listens for the bootstrap"},
+      {"WEFT_TOKEN", nullptr,
+       "weftCommInitFromEnv: job token, 16 hex digits (default: derived from WEFT_ROOT, not secret)"},
+  };
+  return table;
+}
+
+std::optional<std::string> get(const char* name) {
+  if (const char* value = std::getenv(name); value != nullptr) return std::string(value);
+  for (const Variable& v : variables()) {
+    if (std::string(v.name) == name && v.defaultValue != nullptr) return std::string(v.defaultValue);
+  }
+  return std::nullopt;
+}
+
+std::string getOr(const char* name, const std::string& fallback) { return get(name).value_or(fallback); }
+
+long getInt(const char* name, long fallback) {
+  auto text = get(name);
+  if (!text || text->empty()) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  long value = std::strtol(text->c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') fail(weftInvalidArgument, "{}='{}' is not an integer", name, *text);
+  return value;
+}
+
+}  // namespace weft::config

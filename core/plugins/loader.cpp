@@ -1,0 +1,119 @@
+#include "core/plugins/loader.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "core/common/config.h"
+#include "core/common/log.h"
+
+namespace weft {
+namespace {
+
+void hostLog(weftLogLevel_t level, const char* pluginName, const char* message) {
+  const char* name = pluginName ? pluginName : "?";
+  const char* text = message ? message : "";
+  switch (level) {
+    case weftLogTrace: log::trace("[{}] {}", name, text); break;
+    case weftLogDebug: log::debug("[{}] {}", name, text); break;
+    case weftLogInfo: log::info("[{}] {}", name, text); break;
+    case weftLogWarn: log::warn("[{}] {}", name, text); break;
+    default: log::error("[{}] {}", name, text); break;
+  }
+}
+
+const char* hostGetConfig(const char* name) {
+  // Plugins read settings that live for the whole process; the environment's own storage is stable.
+  if (name == nullptr) return nullptr;
+  if (const char* value = std::getenv(name)) return value;
+  for (const config::Variable& v : config::variables()) {
+    if (std::string(v.name) == name) return v.defaultValue;
+  }
+  return nullptr;
+}
+
+// Directory of the shared object that holds this function: libweft.so in the build or install tree.
+std::string libraryDirectory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&libraryDirectory), &info) == 0 || info.dli_fname == nullptr) return {};
+  return std::filesystem::path(info.dli_fname).parent_path().string();
+}
+
+LoadAttempt failed(LoadAttempt attempt, std::string reason) {
+  attempt.reason = std::move(reason);
+  log::debug("plugin {}: not loaded from {}: {}", attempt.name, attempt.path.empty() ? "-" : attempt.path,
+             attempt.reason);
+  return attempt;
+}
+
+}  // namespace
+
+const weftPluginHost_v1* pluginHost() {
+  static const weftPluginHost_v1 host = {WEFT_PLUGIN_ABI_VERSION, &hostLog, &hostGetConfig};
+  return &host;
+}
+
+std::string pluginFileName(const std::string& name) { return "libweft-plugin-" + name + ".so"; }
+
+std::vector<std::string> pluginSearchPath() {
+  std::vector<std::string> path;
+  if (std::string dir = libraryDirectory(); !dir.empty()) path.push_back(dir + "/" + WEFT_PLUGIN_SUBDIR);
+  if (auto extra = config::get("WEFT_PLUGIN_PATH")) {
+    std::stringstream entries(*extra);
+    for (std::string entry; std::getline(entries, entry, ':');) {
+      if (!entry.empty()) path.push_back(entry);
+    }
+  }
+  return path;
+}
+
+LoadAttempt loadPlugin(const std::string& name, const std::vector<std::string>& searchPath,
+                       LoadedPlugin& loaded) {
+  for (const std::string& dir : searchPath) {
+    std::string file = dir + "/" + pluginFileName(name);
+    if (access(file.c_str(), F_OK) == 0) return loadPluginFile(name, file, loaded);
+  }
+  std::string where;
+  for (const std::string& dir : searchPath) where += (where.empty() ? "" : ", ") + dir;
+  return failed({name, "", false, ""},
+                "not found: no " + pluginFileName(name) + " in " + (where.empty() ? "(no folder)" : where));
+}
+
+LoadAttempt loadPluginFile(const std::string& name, const std::string& path, LoadedPlugin& loaded) {
+  LoadAttempt attempt{name, path, false, ""};
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    return failed(attempt, std::string("cannot be opened: ") + (why ? why : "dlopen failed"));
+  }
+  auto* plugin = static_cast<const weftPlugin_v1*>(dlsym(library, WEFT_PLUGIN_SYMBOL_V1));
+  if (plugin == nullptr) {
+    dlclose(library);
+    return failed(attempt, "missing symbol " WEFT_PLUGIN_SYMBOL_V1);
+  }
+  if (plugin->abiVersion != 1) {
+    unsigned int version = plugin->abiVersion;
+    dlclose(library);
+    return failed(attempt, "wrong ABI version " + std::to_string(version) + " in " WEFT_PLUGIN_SYMBOL_V1
+                           " (this Weft understands 1)");
+  }
+  if (plugin->init == nullptr || (plugin->kind == weftPluginTransport && plugin->transport == nullptr)) {
+    dlclose(library);
+    return failed(attempt, "incomplete plugin table (no init or no transport calls)");
+  }
+  void* context = nullptr;
+  if (weftResult_t r = plugin->init(pluginHost(), &context); r != weftSuccess) {
+    dlclose(library);
+    return failed(attempt, std::string("init failed: ") + weftGetErrorString(r));
+  }
+  loaded = LoadedPlugin{name, path, library, plugin, context, {}};
+  if (plugin->getProperties) plugin->getProperties(context, &loaded.props);
+  attempt.loaded = true;
+  log::info("plugin {}: loaded from {}", name, path);
+  return attempt;
+}
+
+}  // namespace weft

@@ -1,0 +1,46 @@
+// Finds plugin files, dlopens them and checks their ABI. Every attempt is logged with its outcome; the
+// reason for a failure is one of: not found, cannot be opened, missing symbol, wrong ABI version, init
+// failed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "weft/plugin.h"
+
+namespace weft {
+
+struct LoadedPlugin {
+  std::string name;
+  std::string path;
+  void* library = nullptr;  // dlopen handle
+  const weftPlugin_v1* plugin = nullptr;
+  void* context = nullptr;  // from plugin->init
+  weftTransportProps_v1 props{};
+};
+
+struct LoadAttempt {
+  std::string name;
+  std::string path;  // the file tried, or empty when none was found
+  bool loaded = false;
+  std::string reason;  // why it failed
+};
+
+// File name of plugin `name`: libweft-plugin-<name>.so.
+std::string pluginFileName(const std::string& name);
+
+// Folders searched, in order: <directory of libweft.so>/weft, then each entry of WEFT_PLUGIN_PATH.
+std::vector<std::string> pluginSearchPath();
+
+// Loads plugin `name` from the first folder of `searchPath` that holds its file. On success fills
+// `loaded` (init already called); the attempt says what happened either way.
+LoadAttempt loadPlugin(const std::string& name, const std::vector<std::string>& searchPath,
+                       LoadedPlugin& loaded);
+
+// Loads one file. Probes the newest symbol first (only v1 exists today).
+LoadAttempt loadPluginFile(const std::string& name, const std::string& path, LoadedPlugin& loaded);
+
+// The host table plugins receive: logging through Weft's logger and config lookups.
+const weftPluginHost_v1* pluginHost();
+
+}  // namespace weft

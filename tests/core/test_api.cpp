@@ -1,0 +1,194 @@
+// The C ABI on one rank: bad input gets a clear error, never a crash; trivial collectives are right.
+#include <gtest/gtest.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace {
+
+std::string lastError() { return weftGetLastErrorMessage(); }
+
+class OneRank : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    weftUniqueId id;
+    ASSERT_EQ(weftGetUniqueId(&id), weftSuccess) << lastError();
+    ASSERT_EQ(weftCommInitRank(&comm, 1, id, 0), weftSuccess) << lastError();
+  }
+  void TearDown() override {
+    if (comm) EXPECT_EQ(weftCommDestroy(comm), weftSuccess) << lastError();
+  }
+  // Expects `result` to be `code` with a message that mentions `word`.
+  static void expectError(weftResult_t result, weftResult_t code, const char* word) {
+    EXPECT_EQ(result, code) << weftGetErrorString(result);
+    EXPECT_NE(lastError().find(word), std::string::npos) << "message: " << lastError();
+  }
+  weftComm_t comm = nullptr;
+};
+
+TEST_F(OneRank, RankAndCount) {
+  int n = 0, r = -1;
+  EXPECT_EQ(weftCommCount(comm, &n), weftSuccess);
+  EXPECT_EQ(weftCommUserRank(comm, &r), weftSuccess);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(r, 0);
+}
+
+TEST_F(OneRank, NullArgumentsAreNamed) {
+  float x = 1;
+  expectError(weftAllReduce(&x, &x, 1, weftFloat32, weftSum, nullptr, nullptr), weftInvalidArgument, "comm");
+  expectError(weftAllReduce(nullptr, &x, 1, weftFloat32, weftSum, comm, nullptr), weftInvalidArgument, "sendbuff");
+  expectError(weftAllReduce(&x, nullptr, 1, weftFloat32, weftSum, comm, nullptr), weftInvalidArgument, "recvbuff");
+  expectError(weftCommCount(comm, nullptr), weftInvalidArgument, "count");
+  expectError(weftCommInitRank(nullptr, 1, weftUniqueId{}, 0), weftInvalidArgument, "comm");
+  expectError(weftGetUniqueId(nullptr), weftInvalidArgument, "uniqueId");
+  expectError(weftStreamCreate(nullptr), weftInvalidArgument, "stream");
+  expectError(weftStreamDestroy(nullptr), weftInvalidArgument, "stream");
+  expectError(weftGetVersion(nullptr), weftInvalidArgument, "version");
+}
+
+TEST_F(OneRank, UnknownTypeOpRootPeer) {
+  float x = 1;
+  expectError(weftAllReduce(&x, &x, 1, (weftDataType_t)42, weftSum, comm, nullptr), weftInvalidArgument, "datatype");
+  expectError(weftAllReduce(&x, &x, 1, weftFloat32, (weftRedOp_t)9, comm, nullptr), weftInvalidArgument, "op");
+  expectError(weftReduce(&x, &x, 1, weftFloat32, weftSum, 1, comm, nullptr), weftInvalidArgument, "root");
+  expectError(weftBroadcast(&x, &x, 1, weftFloat32, -1, comm, nullptr), weftInvalidArgument, "root");
+  expectError(weftSend(&x, 1, weftFloat32, 3, comm, nullptr), weftInvalidArgument, "peer");
+  expectError(weftRecv(&x, 1, weftFloat32, -2, comm, nullptr), weftInvalidArgument, "peer");
+}
+
+TEST_F(OneRank, OverflowingCount) {
+  float x = 1;
+  expectError(weftAllReduce(&x, &x, SIZE_MAX / 2, weftFloat32, weftSum, comm, nullptr), weftInvalidArgument,
+              "overflows");
+  expectError(weftAllGather(&x, &x, SIZE_MAX / 4, weftFloat64, comm, nullptr), weftInvalidArgument, "overflows");
+}
+
+TEST_F(OneRank, ZeroCountAllowsNullBuffers) {
+  EXPECT_EQ(weftAllReduce(nullptr, nullptr, 0, weftFloat32, weftSum, comm, nullptr), weftSuccess) << lastError();
+  EXPECT_EQ(weftAllGather(nullptr, nullptr, 0, weftInt8, comm, nullptr), weftSuccess) << lastError();
+  EXPECT_EQ(weftBarrier(comm, nullptr), weftSuccess) << lastError();
+}
+
+TEST_F(OneRank, CollectivesCopyOnOneRank) {
+  std::vector<int32_t> in = {1, -2, 7}, out(3, 0);
+  ASSERT_EQ(weftAllReduce(in.data(), out.data(), 3, weftInt32, weftSum, comm, nullptr), weftSuccess);
+  EXPECT_EQ(out, in);
+  std::vector<double> d = {3.0, 5.0}, avg(2, 0);
+  ASSERT_EQ(weftAllReduce(d.data(), avg.data(), 2, weftFloat64, weftAvg, comm, nullptr), weftSuccess);
+  EXPECT_EQ(avg, d);
+  std::fill(out.begin(), out.end(), 0);
+  ASSERT_EQ(weftAllToAll(in.data(), out.data(), 3, weftInt32, comm, nullptr), weftSuccess);
+  EXPECT_EQ(out, in);
+}
+
+TEST_F(OneRank, SendRecvToSelfInsideAGroup) {
+  std::vector<uint8_t> a = {1, 2, 3}, b(3, 0);
+  ASSERT_EQ(weftGroupStart(), weftSuccess);
+  ASSERT_EQ(weftRecv(b.data(), 3, weftUint8, 0, comm, nullptr), weftSuccess);
+  ASSERT_EQ(weftSend(a.data(), 3, weftUint8, 0, comm, nullptr), weftSuccess);
+  ASSERT_EQ(weftGroupEnd(), weftSuccess) << lastError();
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(OneRank, RecvFromSelfWithoutSendFailsInsteadOfHanging) {
+  uint8_t b = 0;
+  expectError(weftRecv(&b, 1, weftUint8, 0, comm, nullptr), weftInvalidUsage, "itself");
+}
+
+TEST_F(OneRank, StreamRunsQueuedWork) {
+  weftStream_t stream = nullptr;
+  ASSERT_EQ(weftStreamCreate(&stream), weftSuccess);
+  std::vector<float> in(1000, 2.5f), out(1000, 0.0f);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(weftAllReduce(in.data(), out.data(), 1000, weftFloat32, weftMax, comm, stream), weftSuccess);
+  EXPECT_EQ(weftStreamSynchronize(stream), weftSuccess) << lastError();
+  EXPECT_EQ(weftStreamQuery(stream), weftSuccess);
+  EXPECT_EQ(out, in);
+  EXPECT_EQ(weftStreamDestroy(stream), weftSuccess);
+}
+
+TEST_F(OneRank, SplitWithNoColorGivesNull) {
+  weftComm_t sub = reinterpret_cast<weftComm_t>(0x1);
+  ASSERT_EQ(weftCommSplit(comm, WEFT_SPLIT_NOCOLOR, 0, &sub), weftSuccess) << lastError();
+  EXPECT_EQ(sub, nullptr);
+  ASSERT_EQ(weftCommSplit(comm, 3, 0, &sub), weftSuccess) << lastError();
+  ASSERT_NE(sub, nullptr);
+  int n = 0;
+  EXPECT_EQ(weftCommCount(sub, &n), weftSuccess);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(weftCommDestroy(sub), weftSuccess);
+  expectError(weftCommSplit(comm, -5, 0, &sub), weftInvalidArgument, "color");
+}
+
+TEST(Api, InitChecksItsArguments) {
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  weftComm_t comm = nullptr;
+  EXPECT_EQ(weftCommInitRank(&comm, 0, id, 0), weftInvalidArgument);
+  EXPECT_NE(lastError().find("nranks"), std::string::npos) << lastError();
+  EXPECT_EQ(weftCommInitRank(&comm, 2, id, 2), weftInvalidArgument);
+  EXPECT_NE(lastError().find("rank 2"), std::string::npos) << lastError();
+  weftUniqueId garbage;
+  memset(&garbage, 0x5a, sizeof(garbage));
+  EXPECT_EQ(weftCommInitRank(&comm, 1, garbage, 0), weftInvalidArgument);
+  EXPECT_NE(lastError().find("magic"), std::string::npos) << lastError();
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(Api, BadWeftAlgoFailsInit) {
+  setenv("WEFT_ALGO", "allreduce:nonsense", 1);
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  weftComm_t comm = nullptr;
+  EXPECT_EQ(weftCommInitRank(&comm, 1, id, 0), weftInvalidArgument);
+  EXPECT_NE(lastError().find("nonsense"), std::string::npos) << lastError();
+  unsetenv("WEFT_ALGO");
+}
+
+TEST(Api, InitFromEnvNeedsRoot) {
+  setenv("WEFT_RANK", "0", 1);
+  setenv("WEFT_SIZE", "1", 1);
+  unsetenv("WEFT_ROOT");
+  weftComm_t comm = nullptr;
+  EXPECT_EQ(weftCommInitFromEnv(&comm), weftInvalidArgument);
+  EXPECT_NE(lastError().find("WEFT_ROOT"), std::string::npos) << lastError();
+  setenv("WEFT_ROOT", "127.0.0.1:0", 1);
+  ASSERT_EQ(weftCommInitFromEnv(&comm), weftInvalidArgument) << "port 0 cannot be reached by other ranks";
+  unsetenv("WEFT_RANK");
+  unsetenv("WEFT_SIZE");
+  unsetenv("WEFT_ROOT");
+}
+
+TEST(Api, GroupEndWithoutStart) {
+  EXPECT_EQ(weftGroupEnd(), weftInvalidUsage);
+  EXPECT_NE(lastError().find("weftGroupStart"), std::string::npos);
+}
+
+TEST(Api, ErrorStringsAndVersion) {
+  for (int r = weftSuccess; r <= weftNotSupported; ++r) EXPECT_NE(weftGetErrorString((weftResult_t)r), nullptr);
+  int version = 0;
+  EXPECT_EQ(weftGetVersion(&version), weftSuccess);
+  EXPECT_EQ(version, WEFT_VERSION_CODE);
+  size_t bytes = 0;
+  EXPECT_EQ(weftDataTypeSize(weftBfloat16, &bytes), weftSuccess);
+  EXPECT_EQ(bytes, 2u);
+}
+
+// Run by CTest with WEFT_PLUGINS naming a plugin that cannot load and WEFT_TEST_EXPECT the reason.
+TEST(RequestedPlugin, FailsWithReason) {
+  const char* expect = getenv("WEFT_TEST_EXPECT");
+  if (expect == nullptr) GTEST_SKIP() << "run through CTest (requested_plugin_*), which sets WEFT_TEST_EXPECT";
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  weftComm_t comm = nullptr;
+  EXPECT_EQ(weftCommInitRank(&comm, 1, id, 0), weftPluginError);
+  EXPECT_NE(lastError().find(expect), std::string::npos) << lastError();
+  EXPECT_NE(lastError().find(getenv("WEFT_PLUGINS")), std::string::npos) << lastError();
+}
+
+}  // namespace

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the build into a fresh prefix, builds consumer.c against it with pkg-config and with
+# find_package(weft), and runs it with mpirun -np 3 and 4: default plugins, WEFT_PLUGINS=tcp, and each
+# algorithm forced. Usage: run_install_test.sh <build dir> <mpirun command...>
+set -euo pipefail
+build=$1
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=$(mktemp -d /tmp/weft-install-test.XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+export PKG_CONFIG_PATH=$(echo "$prefix"/lib*/pkgconfig)
+cc -std=c99 -Wall -Wextra -Werror -pedantic "$here/consumer.c" $(pkg-config --cflags --libs weft) -lm \
+  -o "$prefix/consumer"
+cmake -S "$here/cmake_consumer" -B "$prefix/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/cmake-consumer" >/dev/null
+test -x "$prefix/bin/commperf"
+
+settings=(
+  ""
+  "WEFT_PLUGINS=tcp"
+  "WEFT_ALGO=allreduce:ring;reducescatter:ring;allgather:ring"
+  "WEFT_ALGO=allreduce:recursive_doubling;allgather:bruck"
+  "WEFT_ALGO=allreduce:rabenseifner;reducescatter:rabenseifner"
+)
+for np in 3 4; do
+  for setting in "${settings[@]}"; do
+    port=$((20000 + RANDOM % 30000))
+    env_args=(-x "WEFT_ROOT=127.0.0.1:$port")
+    [[ -n $setting ]] && env_args+=(-x "$setting")
+    echo "np $np ${setting:-defaults}"
+    "$@" -np "$np" "${env_args[@]}" "$prefix/consumer"
+  done
+done
+port=$((20000 + RANDOM % 30000))
+"$@" -np 3 -x "WEFT_ROOT=127.0.0.1:$port" "$prefix/cmake-consumer/consumer_cmake"
