@@ -71,7 +71,7 @@ void runAlone(const Op& op) {
 void runCollective(const Op& op) {
   weftComm& comm = *op.comm;
   Collective collective = collectiveOf(op.kind);
-  CommChannel channel(comm, kCollectiveChannel, std::string(opName(op.kind)));
+  CommChannel channel(comm, kCollectiveChannel, collectiveName(collective));
   if (op.kind == OpKind::Barrier) {
     if (comm.nranks > 1) barrierDissemination(channel);
     return;

@@ -15,7 +15,10 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string operation)
       channel_(channel),
       operation_(std::move(operation)),
       timeout_(config::getInt("WEFT_TIMEOUT", 600)) {
-  if (channel_ == kCollectiveChannel) collectiveTag_ = comm_.collectiveCount++;
+  if (channel_ == kCollectiveChannel) {
+    collectiveTag_ = comm_.collectiveCount++;
+    operation_ += " #" + std::to_string(collectiveTag_);
+  }
 }
 
 uint32_t CommChannel::nextTag(int peer, bool isRecv) {
@@ -64,8 +67,8 @@ bool CommChannel::start(Transfer& t) {
   weftResult_t r = t.isRecv ? ops.irecv(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request)
                             : ops.isend(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request);
   if (r != weftSuccess) {
-    fail(r, "{}: {} {} rank {} failed to start ({})", operation_, t.isRecv ? "receive from" : "send to",
-         comm_.connections->transportName(t.peer), t.peer, weftGetErrorString(r));
+    fail(r, "{}: {} rank {} over {} failed to start ({})", operation_, t.isRecv ? "receive from" : "send to", t.peer,
+         comm_.connections->transportName(t.peer), weftGetErrorString(r));
   }
   return true;
 }

@@ -89,7 +89,7 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     const char* why = dlerror();
     return failed(attempt, std::string("cannot be opened: ") + (why ? why : "dlopen failed"));
   }
-  auto* plugin = static_cast<const weftPlugin_v1*>(dlsym(library, WEFT_PLUGIN_SYMBOL_V1));
+  auto* plugin = static_cast<const weftPlugin_v1_t*>(dlsym(library, WEFT_PLUGIN_SYMBOL_V1));
   if (plugin == nullptr) {
     dlclose(library);
     return failed(attempt, "missing symbol " WEFT_PLUGIN_SYMBOL_V1);

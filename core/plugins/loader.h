@@ -14,7 +14,7 @@ struct LoadedPlugin {
   std::string name;
   std::string path;
   void* library = nullptr;  // dlopen handle
-  const weftPlugin_v1* plugin = nullptr;
+  const weftPlugin_v1_t* plugin = nullptr;
   void* context = nullptr;  // from plugin->init
   weftTransportProps_v1 props{};
 };

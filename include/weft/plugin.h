@@ -1,8 +1,8 @@
 /*
  * Weft plugin ABI.
  *
- * A plugin is a shared object that exports one symbol, `weftPlugin_v1` (later `weftPlugin_v2`, ...; the
- * loader probes newest first and adapts older versions). The struct is versioned: fields are only ever
+ * A plugin is a shared object that exports one symbol, `weftPlugin_v1` of type `weftPlugin_v1_t` (later
+ * `weftPlugin_v2`, ...; the loader probes newest first and adapts older versions). The struct is versioned: fields are only ever
  * added in a new version, never changed in place.
  *
  * A transport moves bytes between two ranks over unidirectional connections, in the style of NCCL's net
@@ -103,7 +103,7 @@ typedef struct {
   weftResult_t (*getProperties)(void* ctx, weftTransportProps_v1* props);
   const weftTransportOps_v1* transport; /* kind == weftPluginTransport */
   const weftBackendOps_v1* backend;     /* kind == weftPluginBackend */
-} weftPlugin_v1;
+} weftPlugin_v1_t;
 
 #ifdef __cplusplus
 }

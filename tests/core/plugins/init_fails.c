@@ -9,5 +9,5 @@ static weftResult_t failingInit(const weftPluginHost_v1* host, void** ctx) {
 
 static const weftTransportOps_v1 ops;
 
-__attribute__((visibility("default"))) const weftPlugin_v1 weftPlugin_v1_table __asm__("weftPlugin_v1") = {
+WEFT_API const weftPlugin_v1_t weftPlugin_v1 = {
     WEFT_PLUGIN_ABI_VERSION, "initfails", weftPluginTransport, failingInit, 0, 0, &ops, 0};

@@ -1,0 +1,110 @@
+#include "tcp_conn.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "tcp_log.h"
+
+namespace weft::tcp {
+
+Connection::Connection(Context* ctx, int fd, bool isSend, const sockaddr_storage& peer)
+    : ctx_(ctx), isSend_(isSend), peer_(formatAddress(peer)), socket_(ctx, fd, 0) {}
+
+Connection::~Connection() {
+  if (outstanding_ > 0) {
+    logf(ctx_->host(), weftLogDebug, "closing %s connection with %s with %zu requests outstanding",
+         isSend_ ? "send" : "receive", peer_.c_str(), outstanding_);
+  }
+}
+
+weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** request) {
+  if (error_ != weftSuccess) return error_;
+  Request* r = free_;
+  if (r != nullptr) {
+    free_ = r->next;
+  } else {
+    r = &pool_.emplace_back();
+  }
+  *r = Request{};
+  r->conn = this;
+  r->state = RequestState::Active;
+  r->data = static_cast<unsigned char*>(data);
+  r->size = size;
+  r->tag = tag;
+  if (isSend_) {
+    r->length = size;
+    encodeHeader(tag, size, r->header);
+  }
+  if (tail_ != nullptr) {
+    tail_->next = r;
+  } else {
+    head_ = r;
+  }
+  tail_ = r;
+  ++outstanding_;
+  // Start right away when nothing is ahead; otherwise the next test() sends the queue together.
+  if (head_ == r) progress();
+  *request = r;
+  return weftSuccess;
+}
+
+weftResult_t Connection::test(Request* r, int* done, size_t* size) {
+  if (r->state == RequestState::Active) progress();
+  if (r->state == RequestState::Active) {
+    *done = 0;
+    return weftSuccess;
+  }
+  *done = 1;
+  weftResult_t result = r->state == RequestState::Done ? weftSuccess : r->error;
+  if (size != nullptr) *size = result == weftSuccess ? r->length : 0;
+  release(r);
+  return result;
+}
+
+void Connection::progress() {
+  if (isSend_) {
+    progressSend();
+  } else {
+    progressRecv();
+  }
+}
+
+void Connection::complete(Request* r) {
+  head_ = r->next;
+  if (head_ == nullptr) tail_ = nullptr;
+  r->next = nullptr;
+  r->state = RequestState::Done;
+}
+
+void Connection::fail(weftResult_t result, const char* format, ...) {
+  char message[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  logf(ctx_->host(), weftLogWarn, "%s %s: %s", isSend_ ? "send to" : "receive from", peer_.c_str(), message);
+  error_ = result;
+  for (Request* r = head_; r != nullptr;) {
+    Request* next = r->next;
+    r->next = nullptr;
+    r->state = RequestState::Failed;
+    r->error = result;
+    r = next;
+  }
+  head_ = tail_ = nullptr;
+  // The stream is out of step (or gone): tell the peer rather than leave it waiting.
+  shutdown(socket_.fd(), SHUT_RDWR);
+  socket_.want(0);
+}
+
+void Connection::release(Request* r) {
+  r->state = RequestState::Free;
+  r->next = free_;
+  free_ = r;
+  --outstanding_;
+}
+
+}  // namespace weft::tcp

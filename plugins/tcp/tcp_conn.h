@@ -1,0 +1,74 @@
+// An established connection (send or receive side) and its in-order queue of requests.
+#ifndef WEFT_PLUGINS_TCP_CONN_H
+#define WEFT_PLUGINS_TCP_CONN_H
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "tcp_context.h"
+#include "tcp_wire.h"
+
+namespace weft::tcp {
+
+class Connection;
+
+enum class RequestState : uint8_t { Free, Active, Done, Failed };
+
+struct Request {
+  Connection* conn = nullptr;
+  Request* next = nullptr;  // in the connection's queue or free list
+  RequestState state = RequestState::Free;
+  unsigned char* data = nullptr;  // the user's buffer (only read for a send)
+  size_t size = 0;                // bytes posted
+  size_t length = 0;              // bytes of the message: posted (send) or from the header (receive)
+  uint32_t tag = 0;
+  size_t headerDone = 0;
+  size_t payloadDone = 0;
+  weftResult_t error = weftSuccess;
+  unsigned char header[kHeaderBytes] = {};
+};
+
+class Connection {
+ public:
+  // Takes ownership of fd (connected, non-blocking) unless it throws.
+  Connection(Context* ctx, int fd, bool isSend, const sockaddr_storage& peer);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  bool isSend() const { return isSend_; }
+  Context* ctx() const { return ctx_; }
+
+  // Queues a message; *request stays valid until test() reports it done or failed.
+  weftResult_t post(void* data, size_t size, uint32_t tag, void** request);
+  // Progresses the queue and reports r; frees r when it reports it done or failed.
+  weftResult_t test(Request* r, int* done, size_t* size);
+
+ private:
+  void progress();
+  void progressSend();
+  void progressRecv();
+  bool headerArrived(Request* r);
+  void complete(Request* r);
+  void fail(weftResult_t result, const char* format, ...) __attribute__((format(printf, 3, 4)));
+  void release(Request* r);
+
+  Context* ctx_;
+  bool isSend_;
+  std::string peer_;
+  PolledSocket socket_;      // last of these: when the constructor throws, the caller still owns fd
+  Request* head_ = nullptr;  // oldest active request
+  Request* tail_ = nullptr;
+  Request* free_ = nullptr;
+  std::deque<Request> pool_;  // stable addresses
+  size_t outstanding_ = 0;    // posted and not yet reported
+  weftResult_t error_ = weftSuccess;
+};
+
+}  // namespace weft::tcp
+
+#endif  // WEFT_PLUGINS_TCP_CONN_H

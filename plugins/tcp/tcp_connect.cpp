@@ -1,0 +1,145 @@
+// The sender's side of connection setup: a non-blocking connect, retried while refused, then the hello.
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "tcp_log.h"
+#include "tcp_setup.h"
+#include "tcp_socket.h"
+
+namespace weft::tcp {
+
+namespace {
+
+// The peer listens before it publishes its handle, so a refusal is only retried briefly (~2.5 s in all).
+constexpr int kMaxConnectAttempts = 10;
+
+Clock::duration retryDelay(int attempts) {
+  return std::min<Clock::duration>(std::chrono::milliseconds(10 << std::min(attempts, 6)),
+                                   std::chrono::milliseconds(500));
+}
+
+// Handles a failed connect: schedules a retry (weftInProgress) or returns the error.
+weftResult_t connectFailed(Context* ctx, PendingConnect& pc, int err) {
+  pc.socket.reset();
+  std::string peer = formatAddress(pc.addr);
+  if (err == ECONNREFUSED && pc.attempts < kMaxConnectAttempts) {
+    pc.stage = PendingConnect::Stage::Waiting;
+    pc.retryAt = Clock::now() + retryDelay(pc.attempts);
+    logf(ctx->host(), weftLogDebug, "connect to %s refused (attempt %d), retrying", peer.c_str(), pc.attempts);
+    return weftInProgress;
+  }
+  logf(ctx->host(), weftLogError, "connect to %s failed after %d attempts: %s", peer.c_str(), pc.attempts,
+       std::strerror(err));
+  return resultOfErrno(err);
+}
+
+// Advances pc as far as it goes without blocking. weftInProgress: call again later.
+weftResult_t advance(Context* ctx, PendingConnect& pc) {
+  for (;;) {
+    switch (pc.stage) {
+      case PendingConnect::Stage::Waiting: {
+        if (Clock::now() < pc.retryAt) return weftInProgress;
+        std::string error;
+        int fd = createSocket(pc.addr.ss_family, ctx->bufferBytes(), &error);
+        if (fd < 0) {
+          logf(ctx->host(), weftLogError, "connect to %s: %s", formatAddress(pc.addr).c_str(), error.c_str());
+          return weftSystemError;
+        }
+        try {
+          pc.socket = std::make_unique<PolledSocket>(ctx, fd, POLLOUT);
+        } catch (...) {
+          closeFd(fd);
+          throw;
+        }
+        ++pc.attempts;
+        if (connect(fd, reinterpret_cast<const sockaddr*>(&pc.addr), pc.addrLen) == 0) {
+          pc.stage = PendingConnect::Stage::SendingHello;
+        } else if (errno == EINPROGRESS || errno == EINTR) {
+          pc.stage = PendingConnect::Stage::Connecting;
+        } else {
+          weftResult_t r = connectFailed(ctx, pc, errno);
+          if (r != weftInProgress) return r;
+        }
+        break;
+      }
+      case PendingConnect::Stage::Connecting: {
+        pollfd p{pc.socket->fd(), POLLOUT, 0};
+        int n = poll(&p, 1, 0);
+        if (n == 0 || (n < 0 && errno == EINTR)) return weftInProgress;
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (n < 0 || getsockopt(pc.socket->fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        if (err != 0) {
+          weftResult_t r = connectFailed(ctx, pc, err);
+          if (r != weftInProgress) return r;
+          break;
+        }
+        pc.stage = PendingConnect::Stage::SendingHello;
+        break;
+      }
+      case PendingConnect::Stage::SendingHello: {
+        ssize_t n = send(pc.socket->fd(), pc.hello + pc.sent, kHelloBytes - pc.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+          int err = errno;
+          if (err == EINTR) break;
+          if (err == EAGAIN || err == EWOULDBLOCK) return weftInProgress;
+          logf(ctx->host(), weftLogError, "connect to %s: sending the hello failed: %s",
+               formatAddress(pc.addr).c_str(), std::strerror(err));
+          return resultOfErrno(err);
+        }
+        pc.sent += static_cast<size_t>(n);
+        if (pc.sent == kHelloBytes) return weftSuccess;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+weftResult_t connectTo(Context* ctx, const unsigned char* handle, uint64_t jobToken, uint64_t connectorId,
+                       Connection** sendComm) {
+  *sendComm = nullptr;
+  std::lock_guard<std::mutex> lock(ctx->connectMutex);
+  auto it = std::find_if(ctx->connects.begin(), ctx->connects.end(), [&](const auto& pc) {
+    return pc->jobToken == jobToken && pc->connectorId == connectorId &&
+           std::memcmp(pc->handle, handle, WEFT_NET_HANDLE_BYTES) == 0;
+  });
+  if (it == ctx->connects.end()) {
+    auto pc = std::make_unique<PendingConnect>();
+    if (!decodeHandle(handle, &pc->addr, &pc->addrLen)) {
+      logf(ctx->host(), weftLogError, "connect: the handle is not a tcp handle of this version");
+      return weftInvalidArgument;
+    }
+    std::memcpy(pc->handle, handle, WEFT_NET_HANDLE_BYTES);
+    pc->jobToken = jobToken;
+    pc->connectorId = connectorId;
+    encodeHello(jobToken, connectorId, pc->hello);
+    ctx->connects.push_back(std::move(pc));
+    it = ctx->connects.end() - 1;
+  }
+  PendingConnect& pc = **it;
+  weftResult_t result = advance(ctx, pc);
+  if (result == weftInProgress) return weftSuccess;
+  if (result == weftSuccess) {
+    int fd = pc.socket->release();
+    try {
+      *sendComm = new Connection(ctx, fd, true, pc.addr);
+    } catch (...) {
+      closeFd(fd);
+      ctx->connects.erase(it);
+      throw;
+    }
+    logf(ctx->host(), weftLogDebug, "connected to %s (connector 0x%llx)", formatAddress(pc.addr).c_str(),
+         static_cast<unsigned long long>(connectorId));
+  }
+  ctx->connects.erase(it);
+  return result;
+}
+
+}  // namespace weft::tcp

@@ -1,0 +1,77 @@
+// The plugin context (one per init): chosen address, settings, and the sockets waitReady watches.
+#ifndef WEFT_PLUGINS_TCP_CONTEXT_H
+#define WEFT_PLUGINS_TCP_CONTEXT_H
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "tcp_iface.h"
+#include "weft/plugin.h"
+
+namespace weft::tcp {
+
+class Context;
+struct PendingConnect;
+
+// A socket owned by one comm (or one connection being set up), registered with its context for waitReady.
+// events is what the owner waits for (POLLIN, POLLOUT, or 0 while it has nothing pending); the owner
+// updates it, waitReady reads it from any thread. Closes the socket when destroyed (not when its constructor
+// throws: fd then stays the caller's).
+class PolledSocket {
+ public:
+  PolledSocket(Context* ctx, int fd, short events);
+  ~PolledSocket();
+  PolledSocket(const PolledSocket&) = delete;
+  PolledSocket& operator=(const PolledSocket&) = delete;
+
+  int fd() const { return fd_; }
+  // Unregisters and hands the socket over to the caller, who closes it.
+  int release();
+  void want(short events) { events_.store(events, std::memory_order_relaxed); }
+  short wanted() const { return events_.load(std::memory_order_relaxed); }
+
+ private:
+  Context* ctx_;
+  int fd_;
+  std::atomic<short> events_;
+};
+
+class Context {
+ public:
+  Context(const weftPluginHost_v1* host, Interface iface, long long bufferBytes);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const weftPluginHost_v1* host() const { return host_; }
+  const Interface& iface() const { return iface_; }
+  long long bufferBytes() const { return bufferBytes_; }
+
+  // Blocks up to timeoutUs (<= 0: does not block) until a registered socket is ready for what it waits for.
+  void waitReady(int timeoutUs);
+
+  // Number of registered sockets (open comms and connections being set up).
+  size_t openSockets();
+
+  // Connections being set up by connect(), found again by handle, token and connector id.
+  std::mutex connectMutex;
+  std::vector<std::unique_ptr<PendingConnect>> connects;
+
+ private:
+  friend class PolledSocket;
+  void add(PolledSocket* s);
+  void remove(PolledSocket* s);
+
+  const weftPluginHost_v1* host_;
+  Interface iface_;
+  long long bufferBytes_;
+  std::mutex mutex_;
+  std::unordered_set<PolledSocket*> sockets_;
+};
+
+}  // namespace weft::tcp
+
+#endif  // WEFT_PLUGINS_TCP_CONTEXT_H

@@ -1,0 +1,94 @@
+#include "tcp_socket.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+namespace weft::tcp {
+
+int createSocket(int family, long long bufferBytes, std::string* error) {
+  int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) {
+    *error = std::string("socket() failed: ") + std::strerror(errno);
+    return -1;
+  }
+  setNoDelay(fd);
+  if (bufferBytes > 0) {
+    int bytes = bufferBytes > INT_MAX ? INT_MAX : static_cast<int>(bufferBytes);
+    // Best effort: the kernel caps the sizes at net.core.{w,r}mem_max.
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+  }
+  return fd;
+}
+
+void setNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+weftResult_t resultOfErrno(int err) {
+  switch (err) {
+    case ECONNRESET:
+    case ECONNREFUSED:
+    case ECONNABORTED:
+    case EPIPE:
+    case ETIMEDOUT:
+    case EHOSTUNREACH:
+    case EHOSTDOWN:
+    case ENETUNREACH:
+    case ENETDOWN:
+    case ENETRESET:
+      return weftRemoteError;
+    default:
+      return weftSystemError;
+  }
+}
+
+bool parseBytes(const char* text, long long* out) {
+  if (text == nullptr || *text == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || value < 0) return false;
+  long long scale = 1;
+  switch (*end) {
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      scale = 1LL << 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1LL << 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1LL << 30;
+      ++end;
+      break;
+    default:
+      return false;
+  }
+  if (*end != '\0' || value > LLONG_MAX / scale) return false;
+  *out = value * scale;
+  return true;
+}
+
+void closeFd(int fd) {
+  if (fd < 0) return;
+  int saved = errno;
+  close(fd);
+  errno = saved;
+}
+
+}  // namespace weft::tcp

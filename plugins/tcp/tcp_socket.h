@@ -1,0 +1,33 @@
+// Socket creation, options and errno classification.
+#ifndef WEFT_PLUGINS_TCP_SOCKET_H
+#define WEFT_PLUGINS_TCP_SOCKET_H
+
+#include <cstddef>
+#include <string>
+
+#include "weft/weft.h"
+
+namespace weft::tcp {
+
+inline constexpr long long kDefaultSocketBuffer = 4 << 20;
+
+// A non-blocking, close-on-exec TCP socket with TCP_NODELAY and, when bufferBytes > 0, SO_SNDBUF and
+// SO_RCVBUF. Returns -1 and sets *error on failure.
+int createSocket(int family, long long bufferBytes, std::string* error);
+
+// TCP_NODELAY on an accepted socket (buffer sizes are inherited from the listener).
+void setNoDelay(int fd);
+
+// weftRemoteError for errors caused by the peer or the network (reset, refused, unreachable), else
+// weftSystemError.
+weftResult_t resultOfErrno(int err);
+
+// Parses a byte count with an optional K, M or G suffix (powers of 1024). Returns false when malformed.
+bool parseBytes(const char* text, long long* out);
+
+// Closes fd unless it is -1, keeping errno.
+void closeFd(int fd);
+
+}  // namespace weft::tcp
+
+#endif  // WEFT_PLUGINS_TCP_SOCKET_H

@@ -1,0 +1,123 @@
+// Moving bytes: the send and receive progress of a connection's queue, straight from and to user buffers.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "tcp_conn.h"
+#include "tcp_socket.h"
+
+namespace weft::tcp {
+
+namespace {
+// Iovecs of one sendmsg: header and payload of up to 32 queued messages.
+constexpr int kMaxIov = 64;
+}  // namespace
+
+void Connection::progressSend() {
+  while (head_ != nullptr) {
+    iovec iov[kMaxIov];
+    int n = 0;
+    for (Request* r = head_; r != nullptr && n + 2 <= kMaxIov; r = r->next) {
+      if (r->headerDone < kHeaderBytes) iov[n++] = {r->header + r->headerDone, kHeaderBytes - r->headerDone};
+      if (r->payloadDone < r->length) iov[n++] = {r->data + r->payloadDone, r->length - r->payloadDone};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    ssize_t sent = sendmsg(socket_.fd(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) break;
+      fail(resultOfErrno(err), "send failed: %s", std::strerror(err));
+      return;
+    }
+    size_t left = static_cast<size_t>(sent);
+    while (head_ != nullptr) {
+      Request* r = head_;
+      size_t h = std::min(left, kHeaderBytes - r->headerDone);
+      r->headerDone += h;
+      left -= h;
+      size_t p = std::min(left, r->length - r->payloadDone);
+      r->payloadDone += p;
+      left -= p;
+      if (r->headerDone < kHeaderBytes || r->payloadDone < r->length) break;
+      complete(r);
+    }
+  }
+  socket_.want(head_ != nullptr ? POLLOUT : 0);
+}
+
+void Connection::progressRecv() {
+  while (head_ != nullptr) {
+    Request* r = head_;
+    // The header first (its length bounds what may be read); then the payload and the next header together.
+    iovec iov[2];
+    int n = 0;
+    if (r->headerDone < kHeaderBytes) {
+      iov[n++] = {r->header + r->headerDone, kHeaderBytes - r->headerDone};
+    } else {
+      iov[n++] = {r->data + r->payloadDone, r->length - r->payloadDone};
+      if (r->next != nullptr) iov[n++] = {r->next->header, kHeaderBytes};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    ssize_t got = recvmsg(socket_.fd(), &msg, MSG_DONTWAIT);
+    if (got == 0) {
+      fail(weftRemoteError, "connection closed by the peer%s",
+           r->headerDone > 0 ? " in the middle of a message" : "");
+      return;
+    }
+    if (got < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) break;
+      fail(resultOfErrno(err), "receive failed: %s", std::strerror(err));
+      return;
+    }
+    size_t left = static_cast<size_t>(got);
+    if (r->headerDone < kHeaderBytes) {
+      r->headerDone += left;
+      if (r->headerDone == kHeaderBytes && !headerArrived(r)) return;
+      continue;
+    }
+    size_t p = std::min(left, r->length - r->payloadDone);
+    r->payloadDone += p;
+    left -= p;
+    if (r->payloadDone < r->length) continue;
+    Request* next = r->next;
+    complete(r);
+    if (left > 0) {
+      next->headerDone = left;
+      if (left == kHeaderBytes && !headerArrived(next)) return;
+    }
+  }
+  socket_.want(head_ != nullptr ? POLLIN : 0);
+}
+
+bool Connection::headerArrived(Request* r) {
+  Header h = decodeHeader(r->header);
+  if (h.magic != kMessageMagic) {
+    fail(weftRemoteError, "bad message header (magic 0x%08x): the stream is corrupt", h.magic);
+    return false;
+  }
+  if (h.tag != r->tag) {
+    fail(weftRemoteError, "tag mismatch: message with tag %u for a receive with tag %u", h.tag, r->tag);
+    return false;
+  }
+  if (h.length > r->size) {
+    fail(weftRemoteError, "message of %llu bytes for a receive of %zu bytes (tag %u)",
+         static_cast<unsigned long long>(h.length), r->size, r->tag);
+    return false;
+  }
+  r->length = h.length;
+  if (r->length == 0) complete(r);
+  return true;
+}
+
+}  // namespace weft::tcp
