@@ -41,8 +41,8 @@ WEFT_API weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t co
   return call(__func__, OpKind::Reduce, comm, stream, make(sendbuff, recvbuff, count, datatype, op, root));
 }
 
-WEFT_API weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, weftDataType_t datatype,
-                                    weftComm_t comm, weftStream_t stream) {
+WEFT_API weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                    weftDataType_t datatype, weftComm_t comm, weftStream_t stream) {
   return call(__func__, OpKind::AllGather, comm, stream, make(sendbuff, recvbuff, sendcount, datatype));
 }
 
@@ -57,8 +57,8 @@ WEFT_API weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t 
   return call(__func__, OpKind::AllToAll, comm, stream, make(sendbuff, recvbuff, count, datatype));
 }
 
-WEFT_API weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
-                               weftStream_t stream) {
+WEFT_API weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
+                               weftComm_t comm, weftStream_t stream) {
   return call(__func__, OpKind::Send, comm, stream, make(sendbuff, nullptr, count, datatype, weftSum, peer));
 }
 

@@ -16,16 +16,26 @@ extern "C" {
 
 WEFT_API const char* weftGetErrorString(weftResult_t result) {
   switch (result) {
-    case weftSuccess: return "no error";
-    case weftInvalidArgument: return "invalid argument";
-    case weftInvalidUsage: return "invalid usage";
-    case weftSystemError: return "system error";
-    case weftInternalError: return "internal error";
-    case weftRemoteError: return "remote error (a peer failed or sent something unexpected)";
-    case weftTimeout: return "timeout";
-    case weftInProgress: return "operation in progress";
-    case weftPluginError: return "plugin error";
-    case weftNotSupported: return "not supported";
+    case weftSuccess:
+      return "no error";
+    case weftInvalidArgument:
+      return "invalid argument";
+    case weftInvalidUsage:
+      return "invalid usage";
+    case weftSystemError:
+      return "system error";
+    case weftInternalError:
+      return "internal error";
+    case weftRemoteError:
+      return "remote error (a peer failed or sent something unexpected)";
+    case weftTimeout:
+      return "timeout";
+    case weftInProgress:
+      return "operation in progress";
+    case weftPluginError:
+      return "plugin error";
+    case weftNotSupported:
+      return "not supported";
   }
   return "unknown weftResult_t value";
 }

@@ -73,7 +73,8 @@ void runRoot(Socket listener, uint64_t token) {
       problem = "rank " + std::to_string(hello.rank) + " says nranks " + std::to_string(hello.nranks) +
                 " but other ranks said " + std::to_string(nranks);
     } else if (hello.rank < 0 || hello.rank >= hello.nranks) {
-      problem = "rank " + std::to_string(hello.rank) + " is out of range for nranks " + std::to_string(hello.nranks);
+      problem =
+          "rank " + std::to_string(hello.rank) + " is out of range for nranks " + std::to_string(hello.nranks);
     } else if (nranks >= 0 && ranks[hello.rank].present) {
       problem = "rank " + std::to_string(hello.rank) + " joined twice";
     }
@@ -123,8 +124,8 @@ std::vector<Blob> bootstrapExchange(const SocketAddress& root, uint64_t token, i
                                     const Blob& blob) {
   auto deadline = deadlineFromNow();
   Socket s = connectTo(root, deadline);
-  wire::Hello hello{wire::kBootstrapMagic, wire::kBootstrapVersion, token, nranks, rank,
-                    static_cast<uint32_t>(blob.size()), 0};
+  wire::Hello hello{
+      wire::kBootstrapMagic, wire::kBootstrapVersion, token, nranks, rank, static_cast<uint32_t>(blob.size()), 0};
   sendAll(s, &hello, sizeof(hello), deadline);
   sendAll(s, blob.data(), blob.size(), deadline);
   wire::Reply reply{};

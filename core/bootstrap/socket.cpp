@@ -90,12 +90,14 @@ SocketAddress parseSocketAddress(const std::string& text) {
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* result = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &result); rc != 0 || result == nullptr) {
-    fail(weftInvalidArgument, "cannot resolve '{}': {}", text, gai_strerror(rc));
-  }
+  int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &result);
+  if (rc != 0 || result == nullptr) fail(weftInvalidArgument, "cannot resolve '{}': {}", text, gai_strerror(rc));
   SocketAddress address;
-  std::memcpy(&address.storage, result->ai_addr, result->ai_addrlen);
-  address.length = result->ai_addrlen;
+  for (const addrinfo* a = result; a != nullptr; a = a->ai_next) {
+    std::memcpy(&address.storage, a->ai_addr, a->ai_addrlen);
+    address.length = a->ai_addrlen;
+    break;
+  }
   freeaddrinfo(result);
   return address;
 }
@@ -117,8 +119,7 @@ SocketAddress chooseBootstrapAddress() {
       continue;  // link-local needs a scope id; not worth it for a bootstrap
     }
     bool isLoopback = (i->ifa_flags & IFF_LOOPBACK) != 0;
-    if (patterns ? !interfaceMatches(name, *patterns)
-                 : (isLoopback || name.rfind("docker", 0) == 0)) {
+    if (patterns ? !interfaceMatches(name, *patterns) : (isLoopback || name.rfind("docker", 0) == 0)) {
       if (isLoopback && family == AF_INET && loopback.length == 0) {
         std::memcpy(&loopback.storage, i->ifa_addr, length);
         loopback.length = length;

@@ -12,13 +12,20 @@ namespace {
 
 Collective collectiveOf(OpKind kind) {
   switch (kind) {
-    case OpKind::AllReduce: return Collective::AllReduce;
-    case OpKind::Broadcast: return Collective::Broadcast;
-    case OpKind::Reduce: return Collective::Reduce;
-    case OpKind::AllGather: return Collective::AllGather;
-    case OpKind::ReduceScatter: return Collective::ReduceScatter;
-    case OpKind::AllToAll: return Collective::AllToAll;
-    default: return Collective::Barrier;
+    case OpKind::AllReduce:
+      return Collective::AllReduce;
+    case OpKind::Broadcast:
+      return Collective::Broadcast;
+    case OpKind::Reduce:
+      return Collective::Reduce;
+    case OpKind::AllGather:
+      return Collective::AllGather;
+    case OpKind::ReduceScatter:
+      return Collective::ReduceScatter;
+    case OpKind::AllToAll:
+      return Collective::AllToAll;
+    default:
+      return Collective::Barrier;
   }
 }
 
@@ -30,12 +37,18 @@ AlgorithmFunction functionFor(Collective c, Algorithm a) {
       if (a == Algorithm::Ring) return allReduceRing;
       if (a == Algorithm::Rabenseifner) return allReduceRabenseifner;
       return allReduceRecursiveDoubling;
-    case Collective::ReduceScatter: return a == Algorithm::Rabenseifner ? reduceScatterRabenseifner : reduceScatterRing;
-    case Collective::AllGather: return a == Algorithm::Bruck ? allGatherBruck : allGatherRing;
-    case Collective::Broadcast: return broadcastBinomialTree;
-    case Collective::Reduce: return reduceBinomialTree;
-    case Collective::AllToAll: return allToAllPairwise;
-    default: return nullptr;
+    case Collective::ReduceScatter:
+      return a == Algorithm::Rabenseifner ? reduceScatterRabenseifner : reduceScatterRing;
+    case Collective::AllGather:
+      return a == Algorithm::Bruck ? allGatherBruck : allGatherRing;
+    case Collective::Broadcast:
+      return broadcastBinomialTree;
+    case Collective::Reduce:
+      return reduceBinomialTree;
+    case Collective::AllToAll:
+      return allToAllPairwise;
+    default:
+      return nullptr;
   }
 }
 
@@ -48,11 +61,14 @@ void finishAverage(const Op& op, const CollArgs& args) {
   int nranks = op.comm->nranks;
   switch (op.kind) {
     case OpKind::AllReduce:
-    case OpKind::ReduceScatter: divideBy(args.recvbuff, args.count, args.type, nranks); break;
+    case OpKind::ReduceScatter:
+      divideBy(args.recvbuff, args.count, args.type, nranks);
+      break;
     case OpKind::Reduce:
       if (op.comm->rank == args.root) divideBy(args.recvbuff, args.count, args.type, nranks);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -81,7 +97,8 @@ void runCollective(const Op& op) {
   CollArgs args = op.args;
   if (args.op == weftAvg) args.op = weftSum;
   Algorithm algorithm = comm.tuner.choose(collective, decisionBytes(args), comm.nranks);
-  log::trace("{} of {} x {} with {}", opName(op.kind), args.count, dataTypeName(args.type), algorithmName(algorithm));
+  log::trace("{} of {} x {} with {}", opName(op.kind), args.count, dataTypeName(args.type),
+             algorithmName(algorithm));
   functionFor(collective, algorithm)(args, channel);
   finishAverage(op, op.args);
 }

@@ -10,15 +10,24 @@ namespace weft {
 
 const char* opName(OpKind kind) {
   switch (kind) {
-    case OpKind::AllReduce: return "weftAllReduce";
-    case OpKind::Broadcast: return "weftBroadcast";
-    case OpKind::Reduce: return "weftReduce";
-    case OpKind::AllGather: return "weftAllGather";
-    case OpKind::ReduceScatter: return "weftReduceScatter";
-    case OpKind::AllToAll: return "weftAllToAll";
-    case OpKind::Send: return "weftSend";
-    case OpKind::Recv: return "weftRecv";
-    case OpKind::Barrier: return "weftBarrier";
+    case OpKind::AllReduce:
+      return "weftAllReduce";
+    case OpKind::Broadcast:
+      return "weftBroadcast";
+    case OpKind::Reduce:
+      return "weftReduce";
+    case OpKind::AllGather:
+      return "weftAllGather";
+    case OpKind::ReduceScatter:
+      return "weftReduceScatter";
+    case OpKind::AllToAll:
+      return "weftAllToAll";
+    case OpKind::Send:
+      return "weftSend";
+    case OpKind::Recv:
+      return "weftRecv";
+    case OpKind::Barrier:
+      return "weftBarrier";
   }
   return "?";
 }
@@ -36,8 +45,8 @@ void validate(const Op& op) {
   bool rooted = op.kind == OpKind::Broadcast || op.kind == OpKind::Reduce;
   bool peered = op.kind == OpKind::Send || op.kind == OpKind::Recv;
   if ((rooted || peered) && (a.root < 0 || a.root >= nranks)) {
-    fail(weftInvalidArgument, "{} {} is out of range for a communicator of {} ranks", rooted ? "root" : "peer", a.root,
-         nranks);
+    fail(weftInvalidArgument, "{} {} is out of range for a communicator of {} ranks", rooted ? "root" : "peer",
+         a.root, nranks);
   }
   // Elements each buffer holds, as multiples of count.
   size_t sendBlocks = 1;

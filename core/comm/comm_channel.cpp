@@ -27,15 +27,19 @@ uint32_t CommChannel::nextTag(int peer, bool isRecv) {
 }
 
 Request CommChannel::isend(int peer, const void* data, size_t bytes) {
-  if (peer < 0 || peer >= comm_.nranks) fail(weftInternalError, "{}: send to rank {} of {}", operation_, peer, comm_.nranks);
-  Transfer& t = transfers_.emplace_back(Transfer{peer, false, const_cast<void*>(data), bytes, nextTag(peer, false)});
+  if (peer < 0 || peer >= comm_.nranks)
+    fail(weftInternalError, "{}: send to rank {} of {}", operation_, peer, comm_.nranks);
+  transfers_.push_back(Transfer{peer, false, const_cast<void*>(data), bytes, nextTag(peer, false)});
+  Transfer& t = transfers_.back();
   start(t);
   return {&t, peer, bytes, false};
 }
 
 Request CommChannel::irecv(int peer, void* data, size_t bytes) {
-  if (peer < 0 || peer >= comm_.nranks) fail(weftInternalError, "{}: receive from rank {} of {}", operation_, peer, comm_.nranks);
-  Transfer& t = transfers_.emplace_back(Transfer{peer, true, data, bytes, nextTag(peer, true)});
+  if (peer < 0 || peer >= comm_.nranks)
+    fail(weftInternalError, "{}: receive from rank {} of {}", operation_, peer, comm_.nranks);
+  transfers_.push_back(Transfer{peer, true, data, bytes, nextTag(peer, true)});
+  Transfer& t = transfers_.back();
   start(t);
   return {&t, peer, bytes, true};
 }
@@ -60,15 +64,16 @@ bool CommChannel::start(Transfer& t) {
     return true;
   }
   if (t.connection == nullptr) {
-    t.connection = t.isRecv ? comm_.connections->tryRecv(t.peer, channel_) : comm_.connections->trySend(t.peer, channel_);
+    t.connection =
+        t.isRecv ? comm_.connections->tryRecv(t.peer, channel_) : comm_.connections->trySend(t.peer, channel_);
     if (t.connection == nullptr) return false;
   }
   const weftTransportOps_v1& ops = comm_.connections->ops(t.peer);
   weftResult_t r = t.isRecv ? ops.irecv(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request)
                             : ops.isend(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request);
   if (r != weftSuccess) {
-    fail(r, "{}: {} rank {} over {} failed to start ({})", operation_, t.isRecv ? "receive from" : "send to", t.peer,
-         comm_.connections->transportName(t.peer), weftGetErrorString(r));
+    fail(r, "{}: {} rank {} over {} failed to start ({})", operation_, t.isRecv ? "receive from" : "send to",
+         t.peer, comm_.connections->transportName(t.peer), weftGetErrorString(r));
   }
   return true;
 }
@@ -101,7 +106,8 @@ void CommChannel::waitAll(std::span<Request> requests) {
     for (Request& request : requests) {
       auto* t = static_cast<Transfer*>(request.handle);
       if (t == nullptr || t->done) continue;
-      if (comm_.aborted.load(std::memory_order_relaxed)) fail(weftInvalidUsage, "{}: communicator aborted", operation_);
+      if (comm_.aborted.load(std::memory_order_relaxed))
+        fail(weftInvalidUsage, "{}: communicator aborted", operation_);
       if (t->request == nullptr) {
         if (!start(*t)) {
           waitingOn = t;
@@ -110,8 +116,10 @@ void CommChannel::waitAll(std::span<Request> requests) {
         progressed = true;
         if (t->done) continue;
       }
-      if (finish(*t)) progressed = true;
-      else waitingOn = t;
+      if (finish(*t))
+        progressed = true;
+      else
+        waitingOn = t;
     }
     if (waitingOn == nullptr) break;
     if (progressed) {
@@ -121,8 +129,10 @@ void CommChannel::waitAll(std::span<Request> requests) {
     }
     if (std::chrono::steady_clock::now() > deadline) timedOut(requests);
     if (waitingOn->peer == comm_.rank) {
-      fail(weftInvalidUsage, "{}: rank {} receives from itself but sent itself nothing; pair Send and Recv to self "
-           "inside weftGroupStart/End", operation_, comm_.rank);
+      fail(weftInvalidUsage,
+           "{}: rank {} receives from itself but sent itself nothing; pair Send and Recv to self "
+           "inside weftGroupStart/End",
+           operation_, comm_.rank);
     }
     backOff(++idleRounds, *waitingOn);
   }

@@ -32,7 +32,9 @@ std::unique_ptr<weftComm> prepare(uint64_t token, int rank, int nranks) {
   return comm;
 }
 
-PeerInfo describe(const weftComm& comm) { return {comm.hostId, static_cast<int>(getpid()), comm.connections->handles()}; }
+PeerInfo describe(const weftComm& comm) {
+  return {comm.hostId, static_cast<int>(getpid()), comm.connections->handles()};
+}
 
 void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   comm.peers = std::move(peers);
@@ -71,7 +73,8 @@ weftComm* splitComm(weftComm* parent, int color, int key) {
   if (color != WEFT_SPLIT_NOCOLOR) {
     child = prepare(parent->token, -1, -1);
     Blob blob = encodePeerInfo(describe(*child));
-    if (blob.size() > kSplitBlobBytes) fail(weftInternalError, "peer description of {} bytes is too large", blob.size());
+    if (blob.size() > kSplitBlobBytes)
+      fail(weftInternalError, "peer description of {} bytes is too large", blob.size());
     mine.blobBytes = static_cast<uint32_t>(blob.size());
     std::memcpy(mine.blob, blob.data(), blob.size());
   }
@@ -92,8 +95,10 @@ weftComm* splitComm(weftComm* parent, int color, int key) {
     args.count = sizeof(SplitRecord);
     args.type = weftUint8;
     try {
-      if (parent->nranks == 1) all[0] = mine;
-      else allGatherRing(args, channel);
+      if (parent->nranks == 1)
+        all[0] = mine;
+      else
+        allGatherRing(args, channel);
     } catch (const Error& e) {
       parent->setError(e.code(), e.what());
       throw;
@@ -109,7 +114,8 @@ weftComm* splitComm(weftComm* parent, int color, int key) {
   std::vector<PeerInfo> peers;
   for (size_t i = 0; i < members.size(); ++i) {
     const SplitRecord& record = all[members[i]];
-    if (record.blobBytes > kSplitBlobBytes) fail(weftRemoteError, "split record of rank {} is malformed", members[i]);
+    if (record.blobBytes > kSplitBlobBytes)
+      fail(weftRemoteError, "split record of rank {} is malformed", members[i]);
     peers.push_back(decodePeerInfo(Blob(record.blob, record.blob + record.blobBytes)));
     if (members[i] == parent->rank) child->rank = static_cast<int>(i);
   }

@@ -12,14 +12,24 @@ spdlog::logger& get();
 void setRank(int rank);
 
 template <typename... Args>
-void trace(spdlog::format_string_t<Args...> f, Args&&... args) { get().trace(f, std::forward<Args>(args)...); }
+void trace(spdlog::format_string_t<Args...> f, Args&&... args) {
+  get().trace(f, std::forward<Args>(args)...);
+}
 template <typename... Args>
-void debug(spdlog::format_string_t<Args...> f, Args&&... args) { get().debug(f, std::forward<Args>(args)...); }
+void debug(spdlog::format_string_t<Args...> f, Args&&... args) {
+  get().debug(f, std::forward<Args>(args)...);
+}
 template <typename... Args>
-void info(spdlog::format_string_t<Args...> f, Args&&... args) { get().info(f, std::forward<Args>(args)...); }
+void info(spdlog::format_string_t<Args...> f, Args&&... args) {
+  get().info(f, std::forward<Args>(args)...);
+}
 template <typename... Args>
-void warn(spdlog::format_string_t<Args...> f, Args&&... args) { get().warn(f, std::forward<Args>(args)...); }
+void warn(spdlog::format_string_t<Args...> f, Args&&... args) {
+  get().warn(f, std::forward<Args>(args)...);
+}
 template <typename... Args>
-void error(spdlog::format_string_t<Args...> f, Args&&... args) { get().error(f, std::forward<Args>(args)...); }
+void error(spdlog::format_string_t<Args...> f, Args&&... args) {
+  get().error(f, std::forward<Args>(args)...);
+}
 
 }  // namespace weft::log

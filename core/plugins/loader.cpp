@@ -17,11 +17,21 @@ void hostLog(weftLogLevel_t level, const char* pluginName, const char* message) 
   const char* name = pluginName ? pluginName : "?";
   const char* text = message ? message : "";
   switch (level) {
-    case weftLogTrace: log::trace("[{}] {}", name, text); break;
-    case weftLogDebug: log::debug("[{}] {}", name, text); break;
-    case weftLogInfo: log::info("[{}] {}", name, text); break;
-    case weftLogWarn: log::warn("[{}] {}", name, text); break;
-    default: log::error("[{}] {}", name, text); break;
+    case weftLogTrace:
+      log::trace("[{}] {}", name, text);
+      break;
+    case weftLogDebug:
+      log::debug("[{}] {}", name, text);
+      break;
+    case weftLogInfo:
+      log::info("[{}] {}", name, text);
+      break;
+    case weftLogWarn:
+      log::warn("[{}] {}", name, text);
+      break;
+    default:
+      log::error("[{}] {}", name, text);
+      break;
   }
 }
 
@@ -70,8 +80,7 @@ std::vector<std::string> pluginSearchPath() {
   return path;
 }
 
-LoadAttempt loadPlugin(const std::string& name, const std::vector<std::string>& searchPath,
-                       LoadedPlugin& loaded) {
+LoadAttempt loadPlugin(const std::string& name, const std::vector<std::string>& searchPath, LoadedPlugin& loaded) {
   for (const std::string& dir : searchPath) {
     std::string file = dir + "/" + pluginFileName(name);
     if (access(file.c_str(), F_OK) == 0) return loadPluginFile(name, file, loaded);
@@ -97,8 +106,8 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
   if (plugin->abiVersion != 1) {
     unsigned int version = plugin->abiVersion;
     dlclose(library);
-    return failed(attempt, "wrong ABI version " + std::to_string(version) + " in " WEFT_PLUGIN_SYMBOL_V1
-                           " (this Weft understands 1)");
+    return failed(attempt, "wrong ABI version " + std::to_string(version) +
+                               " in " WEFT_PLUGIN_SYMBOL_V1 " (this Weft understands 1)");
   }
   if (plugin->init == nullptr || (plugin->kind == weftPluginTransport && plugin->transport == nullptr)) {
     dlclose(library);

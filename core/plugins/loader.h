@@ -34,8 +34,7 @@ std::vector<std::string> pluginSearchPath();
 
 // Loads plugin `name` from the first folder of `searchPath` that holds its file. On success fills
 // `loaded` (init already called); the attempt says what happened either way.
-LoadAttempt loadPlugin(const std::string& name, const std::vector<std::string>& searchPath,
-                       LoadedPlugin& loaded);
+LoadAttempt loadPlugin(const std::string& name, const std::vector<std::string>& searchPath, LoadedPlugin& loaded);
 
 // Loads one file. Probes the newest symbol first (only v1 exists today).
 LoadAttempt loadPluginFile(const std::string& name, const std::string& path, LoadedPlugin& loaded);

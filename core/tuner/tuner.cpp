@@ -18,7 +18,8 @@ constexpr size_t kSmallMessageBytes = 64 * 1024;
 std::string supportedList(Collective c) {
   std::string list;
   for (size_t a = 0; a < kNumAlgorithms; ++a) {
-    if (supports(c, static_cast<Algorithm>(a))) list += (list.empty() ? "" : ", ") + std::string(algorithmName(static_cast<Algorithm>(a)));
+    if (supports(c, static_cast<Algorithm>(a)))
+      list += (list.empty() ? "" : ", ") + std::string(algorithmName(static_cast<Algorithm>(a)));
   }
   return list;
 }
@@ -26,14 +27,14 @@ std::string supportedList(Collective c) {
 }  // namespace
 
 const char* collectiveName(Collective c) {
-  static const char* const names[] = {"allreduce", "broadcast",     "reduce",  "allgather",
-                                      "reducescatter", "alltoall", "barrier"};
+  static const char* const names[] = {"allreduce",     "broadcast", "reduce", "allgather",
+                                      "reducescatter", "alltoall",  "barrier"};
   return c < Collective::Count ? names[static_cast<size_t>(c)] : "?";
 }
 
 const char* algorithmName(Algorithm a) {
-  static const char* const names[] = {"ring",   "recursive_doubling", "rabenseifner", "binomial_tree",
-                                      "bruck",  "pairwise",           "dissemination"};
+  static const char* const names[] = {"ring",  "recursive_doubling", "rabenseifner", "binomial_tree",
+                                      "bruck", "pairwise",           "dissemination"};
   return a < Algorithm::Count ? names[static_cast<size_t>(a)] : "?";
 }
 
@@ -41,13 +42,19 @@ bool supports(Collective c, Algorithm a) {
   switch (c) {
     case Collective::AllReduce:
       return a == Algorithm::Ring || a == Algorithm::RecursiveDoubling || a == Algorithm::Rabenseifner;
-    case Collective::ReduceScatter: return a == Algorithm::Ring || a == Algorithm::Rabenseifner;
-    case Collective::AllGather: return a == Algorithm::Ring || a == Algorithm::Bruck;
+    case Collective::ReduceScatter:
+      return a == Algorithm::Ring || a == Algorithm::Rabenseifner;
+    case Collective::AllGather:
+      return a == Algorithm::Ring || a == Algorithm::Bruck;
     case Collective::Broadcast:
-    case Collective::Reduce: return a == Algorithm::BinomialTree;
-    case Collective::AllToAll: return a == Algorithm::Pairwise;
-    case Collective::Barrier: return a == Algorithm::Dissemination;
-    case Collective::Count: break;
+    case Collective::Reduce:
+      return a == Algorithm::BinomialTree;
+    case Collective::AllToAll:
+      return a == Algorithm::Pairwise;
+    case Collective::Barrier:
+      return a == Algorithm::Dissemination;
+    case Collective::Count:
+      break;
   }
   return false;
 }
@@ -78,8 +85,8 @@ Tuner Tuner::parse(const std::string& text) {
       if (algorithm == algorithmName(static_cast<Algorithm>(i))) a = static_cast<Algorithm>(i);
     }
     if (!a || !supports(*c, *a)) {
-      fail(weftInvalidArgument, "WEFT_ALGO: '{}' is not an algorithm of {} (choose from: {})", algorithm, collective,
-           supportedList(*c));
+      fail(weftInvalidArgument, "WEFT_ALGO: '{}' is not an algorithm of {} (choose from: {})", algorithm,
+           collective, supportedList(*c));
     }
     tuner.forced_[static_cast<size_t>(*c)] = *a;
   }
@@ -94,13 +101,18 @@ Algorithm Tuner::choose(Collective c, size_t bytes, int nranks) const {
     case Collective::AllReduce:
       if (bytes <= kSmallMessageBytes) return Algorithm::RecursiveDoubling;
       return Algorithm::Ring;
-    case Collective::ReduceScatter: return Algorithm::Ring;
-    case Collective::AllGather: return bytes * nranks <= kSmallMessageBytes ? Algorithm::Bruck : Algorithm::Ring;
+    case Collective::ReduceScatter:
+      return Algorithm::Ring;
+    case Collective::AllGather:
+      return bytes * nranks <= kSmallMessageBytes ? Algorithm::Bruck : Algorithm::Ring;
     case Collective::Broadcast:
-    case Collective::Reduce: return Algorithm::BinomialTree;
-    case Collective::AllToAll: return Algorithm::Pairwise;
+    case Collective::Reduce:
+      return Algorithm::BinomialTree;
+    case Collective::AllToAll:
+      return Algorithm::Pairwise;
     case Collective::Barrier:
-    case Collective::Count: break;
+    case Collective::Count:
+      break;
   }
   return Algorithm::Dissemination;
 }

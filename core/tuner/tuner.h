@@ -11,7 +11,16 @@
 namespace weft {
 
 enum class Collective { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllToAll, Barrier, Count };
-enum class Algorithm { Ring, RecursiveDoubling, Rabenseifner, BinomialTree, Bruck, Pairwise, Dissemination, Count };
+enum class Algorithm {
+  Ring,
+  RecursiveDoubling,
+  Rabenseifner,
+  BinomialTree,
+  Bruck,
+  Pairwise,
+  Dissemination,
+  Count
+};
 
 const char* collectiveName(Collective c);  // lower case, as in WEFT_ALGO: "allreduce"
 const char* algorithmName(Algorithm a);    // "ring", "recursive_doubling", ...

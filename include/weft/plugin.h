@@ -2,8 +2,8 @@
  * Weft plugin ABI.
  *
  * A plugin is a shared object that exports one symbol, `weftPlugin_v1` of type `weftPlugin_v1_t` (later
- * `weftPlugin_v2`, ...; the loader probes newest first and adapts older versions). The struct is versioned: fields are only ever
- * added in a new version, never changed in place.
+ * `weftPlugin_v2`, ...; the loader probes newest first and adapts older versions). The struct is versioned: fields
+ * are only ever added in a new version, never changed in place.
  *
  * A transport moves bytes between two ranks over unidirectional connections, in the style of NCCL's net
  * plugins: a receiver listens and publishes an opaque handle; a sender connects to the handle and gets a
@@ -30,13 +30,7 @@ extern "C" {
 
 typedef enum { weftPluginTransport = 0, weftPluginBackend = 1 } weftPluginKind_t;
 
-typedef enum {
-  weftLogTrace = 0,
-  weftLogDebug,
-  weftLogInfo,
-  weftLogWarn,
-  weftLogError
-} weftLogLevel_t;
+typedef enum { weftLogTrace = 0, weftLogDebug, weftLogInfo, weftLogWarn, weftLogError } weftLogLevel_t;
 
 /* What Weft gives a plugin at init. */
 typedef struct {
@@ -49,8 +43,8 @@ typedef struct {
 
 /* Which peers a transport can reach. */
 typedef enum {
-  weftReachAny = 0,      /* any host (tcp, verbs) */
-  weftReachSameHost = 1  /* only ranks on the same host (shm) */
+  weftReachAny = 0,     /* any host (tcp, verbs) */
+  weftReachSameHost = 1 /* only ranks on the same host (shm) */
 } weftReach_t;
 
 typedef struct {
@@ -67,8 +61,7 @@ typedef struct {
   weftResult_t (*listen)(void* ctx, uint64_t jobToken, void* handle, void** listenComm);
   /* Non-blocking: returns weftSuccess with *sendComm == NULL until the connection is ready; call again.
    * connectorId (the connector's rank and channel, chosen by Weft) reaches the acceptor. */
-  weftResult_t (*connect)(void* ctx, const void* handle, uint64_t jobToken, uint64_t connectorId,
-                          void** sendComm);
+  weftResult_t (*connect)(void* ctx, const void* handle, uint64_t jobToken, uint64_t connectorId, void** sendComm);
   /* Non-blocking: returns weftSuccess with *recvComm == NULL while no connection is ready. */
   weftResult_t (*accept)(void* listenComm, void** recvComm, uint64_t* connectorId);
   /* Registration of memory for zero-copy; may set *mhandle = NULL when not needed. */

@@ -54,7 +54,8 @@ TEST_F(OneRank, NullArgumentsAreNamed) {
 
 TEST_F(OneRank, UnknownTypeOpRootPeer) {
   float x = 1;
-  expectError(weftAllReduce(&x, &x, 1, (weftDataType_t)42, weftSum, comm, nullptr), weftInvalidArgument, "datatype");
+  expectError(weftAllReduce(&x, &x, 1, (weftDataType_t)42, weftSum, comm, nullptr), weftInvalidArgument,
+              "datatype");
   expectError(weftAllReduce(&x, &x, 1, weftFloat32, (weftRedOp_t)9, comm, nullptr), weftInvalidArgument, "op");
   expectError(weftReduce(&x, &x, 1, weftFloat32, weftSum, 1, comm, nullptr), weftInvalidArgument, "root");
   expectError(weftBroadcast(&x, &x, 1, weftFloat32, -1, comm, nullptr), weftInvalidArgument, "root");
@@ -105,7 +106,8 @@ TEST_F(OneRank, StreamRunsQueuedWork) {
   weftStream_t stream = nullptr;
   ASSERT_EQ(weftStreamCreate(&stream), weftSuccess);
   std::vector<float> in(1000, 2.5f), out(1000, 0.0f);
-  for (int i = 0; i < 5; ++i) ASSERT_EQ(weftAllReduce(in.data(), out.data(), 1000, weftFloat32, weftMax, comm, stream), weftSuccess);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(weftAllReduce(in.data(), out.data(), 1000, weftFloat32, weftMax, comm, stream), weftSuccess);
   EXPECT_EQ(weftStreamSynchronize(stream), weftSuccess) << lastError();
   EXPECT_EQ(weftStreamQuery(stream), weftSuccess);
   EXPECT_EQ(out, in);

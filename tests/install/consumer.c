@@ -12,14 +12,14 @@
 #define COUNT 1000
 static int rank_, nranks_, failures_;
 
-#define CHECK(call)                                                                                      \
-  do {                                                                                                   \
-    weftResult_t r_ = (call);                                                                            \
-    if (r_ != weftSuccess) {                                                                             \
-      fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank_, #call, weftGetErrorString(r_),            \
-              weftGetLastErrorMessage());                                                                \
-      exit(2);                                                                                           \
-    }                                                                                                    \
+#define CHECK(call)                                                                         \
+  do {                                                                                      \
+    weftResult_t r_ = (call);                                                               \
+    if (r_ != weftSuccess) {                                                                \
+      fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank_, #call, weftGetErrorString(r_), \
+              weftGetLastErrorMessage());                                                   \
+      exit(2);                                                                              \
+    }                                                                                       \
   } while (0)
 
 /* Inputs are small integers, so every type holds them and sums and products of up to 5 are exact in
@@ -60,31 +60,61 @@ static size_t typeSize(weftDataType_t t) {
 
 static void put(void* buf, size_t i, weftDataType_t t, double v) {
   switch (t) {
-    case weftInt8: ((int8_t*)buf)[i] = (int8_t)(int64_t)v; break;
-    case weftUint8: ((uint8_t*)buf)[i] = (uint8_t)(int64_t)v; break;
-    case weftInt32: ((int32_t*)buf)[i] = (int32_t)(int64_t)v; break;
-    case weftUint32: ((uint32_t*)buf)[i] = (uint32_t)(int64_t)v; break;
-    case weftInt64: ((int64_t*)buf)[i] = (int64_t)v; break;
-    case weftUint64: ((uint64_t*)buf)[i] = (uint64_t)(int64_t)v; break;
-    case weftFloat16: ((uint16_t*)buf)[i] = toHalf(v, 0); break;
-    case weftBfloat16: ((uint16_t*)buf)[i] = toHalf(v, 1); break;
-    case weftFloat32: ((float*)buf)[i] = (float)v; break;
-    case weftFloat64: ((double*)buf)[i] = v; break;
+    case weftInt8:
+      ((int8_t*)buf)[i] = (int8_t)(int64_t)v;
+      break;
+    case weftUint8:
+      ((uint8_t*)buf)[i] = (uint8_t)(int64_t)v;
+      break;
+    case weftInt32:
+      ((int32_t*)buf)[i] = (int32_t)(int64_t)v;
+      break;
+    case weftUint32:
+      ((uint32_t*)buf)[i] = (uint32_t)(int64_t)v;
+      break;
+    case weftInt64:
+      ((int64_t*)buf)[i] = (int64_t)v;
+      break;
+    case weftUint64:
+      ((uint64_t*)buf)[i] = (uint64_t)(int64_t)v;
+      break;
+    case weftFloat16:
+      ((uint16_t*)buf)[i] = toHalf(v, 0);
+      break;
+    case weftBfloat16:
+      ((uint16_t*)buf)[i] = toHalf(v, 1);
+      break;
+    case weftFloat32:
+      ((float*)buf)[i] = (float)v;
+      break;
+    case weftFloat64:
+      ((double*)buf)[i] = v;
+      break;
   }
 }
 
 static double get(const void* buf, size_t i, weftDataType_t t) {
   switch (t) {
-    case weftInt8: return ((const int8_t*)buf)[i];
-    case weftUint8: return ((const uint8_t*)buf)[i];
-    case weftInt32: return ((const int32_t*)buf)[i];
-    case weftUint32: return ((const uint32_t*)buf)[i];
-    case weftInt64: return (double)((const int64_t*)buf)[i];
-    case weftUint64: return (double)((const uint64_t*)buf)[i];
-    case weftFloat16: return fromHalf(((const uint16_t*)buf)[i], 0);
-    case weftBfloat16: return fromHalf(((const uint16_t*)buf)[i], 1);
-    case weftFloat32: return ((const float*)buf)[i];
-    case weftFloat64: return ((const double*)buf)[i];
+    case weftInt8:
+      return ((const int8_t*)buf)[i];
+    case weftUint8:
+      return ((const uint8_t*)buf)[i];
+    case weftInt32:
+      return ((const int32_t*)buf)[i];
+    case weftUint32:
+      return ((const uint32_t*)buf)[i];
+    case weftInt64:
+      return (double)((const int64_t*)buf)[i];
+    case weftUint64:
+      return (double)((const uint64_t*)buf)[i];
+    case weftFloat16:
+      return fromHalf(((const uint16_t*)buf)[i], 0);
+    case weftBfloat16:
+      return fromHalf(((const uint16_t*)buf)[i], 1);
+    case weftFloat32:
+      return ((const float*)buf)[i];
+    case weftFloat64:
+      return ((const double*)buf)[i];
   }
   return 0;
 }
@@ -113,7 +143,8 @@ static void expect(const char* what, const void* buf, size_t i, weftDataType_t t
   double got = get(buf, i, t);
   double tol = isInteger(t) ? 0 : (t == weftFloat16 ? 4e-3 : t == weftBfloat16 ? 3e-2 : 1e-6) * (fabs(want) + 1);
   if (fabs(got - want) > tol) {
-    if (failures_ < 10) fprintf(stderr, "rank %d: %s type %d element %zu: got %g want %g\n", rank_, what, t, i, got, want);
+    if (failures_ < 10)
+      fprintf(stderr, "rank %d: %s type %d element %zu: got %g want %g\n", rank_, what, t, i, got, want);
     ++failures_;
   }
 }
