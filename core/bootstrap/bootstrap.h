@@ -18,6 +18,10 @@ using Blob = std::vector<unsigned char>;
 // Starts the root in a background thread on an already listening socket.
 void startBootstrapRoot(Socket listener, uint64_t token);
 
+// When this process runs the root for `token`, waits until the root has answered every rank: a rank
+// that got its answer first must not exit and take the root's thread with it while others still wait.
+void waitForLocalBootstrapRoot(uint64_t token);
+
 // Sends this rank's blob to the root and returns every rank's blob, indexed by rank.
 std::vector<Blob> bootstrapExchange(const SocketAddress& root, uint64_t token, int nranks, int rank,
                                     const Blob& blob);

@@ -1,4 +1,7 @@
 // The bootstrap root: collects one hello per rank, then answers every rank with all blobs.
+#include <future>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -108,16 +111,38 @@ void runRoot(Socket listener, uint64_t token) {
   log::debug("bootstrap root: {} ranks connected, done", nranks);
 }
 
+// Roots running in this process, by token, each with a future that is ready once it has finished.
+std::mutex rootsMutex;
+std::multimap<uint64_t, std::shared_future<void>> runningRoots;
+
 }  // namespace
 
 void startBootstrapRoot(Socket listener, uint64_t token) {
-  std::thread([listener = std::move(listener), token]() mutable {
+  std::promise<void> finished;
+  {
+    std::lock_guard lock(rootsMutex);
+    runningRoots.emplace(token, finished.get_future().share());
+  }
+  std::thread([listener = std::move(listener), token, finished = std::move(finished)]() mutable {
     try {
       runRoot(std::move(listener), token);
     } catch (const std::exception& e) {
       log::error("bootstrap root failed: {}", e.what());
     }
+    finished.set_value();
   }).detach();
+}
+
+void waitForLocalBootstrapRoot(uint64_t token) {
+  std::shared_future<void> done;
+  {
+    std::lock_guard lock(rootsMutex);
+    auto it = runningRoots.find(token);
+    if (it == runningRoots.end()) return;
+    done = it->second;
+    runningRoots.erase(it);
+  }
+  done.wait();
 }
 
 std::vector<Blob> bootstrapExchange(const SocketAddress& root, uint64_t token, int nranks, int rank,

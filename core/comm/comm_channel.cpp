@@ -2,11 +2,13 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
 #include "core/common/config.h"
 #include "core/common/error.h"
+#include "core/common/log.h"
 
 namespace weft {
 
@@ -14,6 +16,8 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string operation)
     : comm_(comm),
       channel_(channel),
       operation_(std::move(operation)),
+      unstarted_(static_cast<size_t>(comm.nranks) * 2, 0),
+      blocked_(static_cast<size_t>(comm.nranks) * 2, 0),
       timeout_(config::getInt("WEFT_TIMEOUT", 600)) {
   if (channel_ == kCollectiveChannel) {
     collectiveTag_ = comm_.collectiveCount++;
@@ -27,21 +31,26 @@ uint32_t CommChannel::nextTag(int peer, bool isRecv) {
 }
 
 Request CommChannel::isend(int peer, const void* data, size_t bytes) {
-  if (peer < 0 || peer >= comm_.nranks)
+  if (peer < 0 || peer >= comm_.nranks) {
     fail(weftInternalError, "{}: send to rank {} of {}", operation_, peer, comm_.nranks);
-  transfers_.push_back(Transfer{peer, false, const_cast<void*>(data), bytes, nextTag(peer, false)});
-  Transfer& t = transfers_.back();
-  start(t);
-  return {&t, peer, bytes, false};
+  }
+  return post(Transfer{peer, false, const_cast<void*>(data), bytes, nextTag(peer, false)});
 }
 
 Request CommChannel::irecv(int peer, void* data, size_t bytes) {
-  if (peer < 0 || peer >= comm_.nranks)
+  if (peer < 0 || peer >= comm_.nranks) {
     fail(weftInternalError, "{}: receive from rank {} of {}", operation_, peer, comm_.nranks);
-  transfers_.push_back(Transfer{peer, true, data, bytes, nextTag(peer, true)});
+  }
+  return post(Transfer{peer, true, data, bytes, nextTag(peer, true)});
+}
+
+Request CommChannel::post(Transfer transfer) {
+  transfers_.push_back(transfer);
   Transfer& t = transfers_.back();
-  start(t);
-  return {&t, peer, bytes, true};
+  // Start now unless an older message of the same queue is still waiting for its connection.
+  if (unstarted_[queueOf(t)] > 0 || !start(t)) ++unstarted_[queueOf(t)];
+  if (!t.done) active_.push_back(&t);
+  return {&t, t.peer, t.bytes, t.isRecv};
 }
 
 bool CommChannel::start(Transfer& t) {
@@ -50,7 +59,7 @@ bool CommChannel::start(Transfer& t) {
     if (!t.isRecv) {  // sends to self are eager copies
       const auto* bytes = static_cast<const unsigned char*>(t.data);
       queue.emplace_back(bytes, bytes + t.bytes);
-      t.done = true;
+      t.started = t.done = true;
       return true;
     }
     if (queue.empty()) return false;
@@ -60,7 +69,7 @@ bool CommChannel::start(Transfer& t) {
     }
     if (t.bytes > 0) std::memcpy(t.data, queue.front().data(), t.bytes);
     queue.pop_front();
-    t.done = true;
+    t.started = t.done = true;
     return true;
   }
   if (t.connection == nullptr) {
@@ -90,6 +99,7 @@ bool CommChannel::finish(Transfer& t) {
   if (!done) return false;
   t.request = nullptr;
   t.done = true;
+  log::trace("{}: {} rank {} done, {} bytes, tag {}", operation_, t.isRecv ? "recv from" : "send to", t.peer, size, t.tag);
   if (t.isRecv && size != t.bytes) {
     fail(weftInvalidUsage, "{}: rank {} sent {} bytes where rank {} expected {} (mismatched calls across ranks?)",
          operation_, t.peer, size, comm_.rank, t.bytes);
@@ -97,49 +107,62 @@ bool CommChannel::finish(Transfer& t) {
   return true;
 }
 
+bool CommChannel::progress(const Transfer*& stalled) {
+  bool progressed = false;
+  std::fill(blocked_.begin(), blocked_.end(), 0);
+  for (Transfer* t : active_) {
+    if (!t->started) {
+      size_t queue = queueOf(*t);
+      if (blocked_[queue] || !start(*t)) {
+        blocked_[queue] = 1;  // younger messages of this queue must not overtake it
+        stalled = t;
+        continue;
+      }
+      --unstarted_[queue];
+      progressed = true;
+      if (t->done) continue;
+    }
+    if (finish(*t)) {
+      progressed = true;
+    } else {
+      stalled = t;
+    }
+  }
+  std::erase_if(active_, [](const Transfer* t) { return t->done; });
+  return progressed;
+}
+
 void CommChannel::waitAll(std::span<Request> requests) {
+  auto allDone = [&] {
+    return std::all_of(requests.begin(), requests.end(), [](const Request& r) {
+      return r.handle == nullptr || static_cast<const Transfer*>(r.handle)->done;
+    });
+  };
   auto deadline = std::chrono::steady_clock::now() + timeout_;
   int idleRounds = 0;
-  for (;;) {
-    bool progressed = false;
-    const Transfer* waitingOn = nullptr;
-    for (Request& request : requests) {
-      auto* t = static_cast<Transfer*>(request.handle);
-      if (t == nullptr || t->done) continue;
-      if (comm_.aborted.load(std::memory_order_relaxed))
-        fail(weftInvalidUsage, "{}: communicator aborted", operation_);
-      if (t->request == nullptr) {
-        if (!start(*t)) {
-          waitingOn = t;
-          continue;
-        }
-        progressed = true;
-        if (t->done) continue;
-      }
-      if (finish(*t))
-        progressed = true;
-      else
-        waitingOn = t;
-    }
-    if (waitingOn == nullptr) break;
-    if (progressed) {
+  while (!allDone()) {
+    if (comm_.aborted.load(std::memory_order_relaxed)) fail(weftInvalidUsage, "{}: communicator aborted", operation_);
+    const Transfer* stalled = nullptr;
+    if (progress(stalled)) {
       idleRounds = 0;
       deadline = std::chrono::steady_clock::now() + timeout_;  // the limit is on silence, not on size
       continue;
     }
-    if (std::chrono::steady_clock::now() > deadline) timedOut(requests);
-    if (waitingOn->peer == comm_.rank) {
+    if (stalled == nullptr) break;
+    // Sends to self complete when posted, so a receive from self that found nothing never will.
+    if (stalled->peer == comm_.rank) {
       fail(weftInvalidUsage,
            "{}: rank {} receives from itself but sent itself nothing; pair Send and Recv to self "
            "inside weftGroupStart/End",
            operation_, comm_.rank);
     }
-    backOff(++idleRounds, *waitingOn);
+    if (std::chrono::steady_clock::now() > deadline) timedOut(requests);
+    backOff(++idleRounds, *stalled);
   }
   for (Request& request : requests) request.handle = nullptr;
 }
 
-void CommChannel::backOff(int idleRounds, const Transfer& waitingOn) {
+void CommChannel::backOff(int idleRounds, const Transfer& stalled) {
   // Spin briefly (a reply is often microseconds away), then yield, then sleep in the transport until a
   // socket is ready, so a waiting rank does not steal the core of the rank it waits for.
   if (idleRounds < 64) return;
@@ -147,8 +170,8 @@ void CommChannel::backOff(int idleRounds, const Transfer& waitingOn) {
     sched_yield();
     return;
   }
-  if (waitingOn.connection != nullptr) {
-    comm_.connections->waitReady(waitingOn.peer, 1000);
+  if (stalled.connection != nullptr) {
+    comm_.connections->waitReady(stalled.peer, 1000);
   } else {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "core/algorithms/channel.h"
 #include "core/comm/comm.h"
@@ -32,16 +33,23 @@ class CommChannel : public Channel {
     size_t bytes;
     uint32_t tag;
     void* connection = nullptr;
-    void* request = nullptr;  // the transport's, once posted
+    void* request = nullptr;  // the transport's, once started
+    bool started = false;
     bool done = false;
   };
 
-  // Posts a transfer once its connection exists; completes transfers to self. True when it moved.
+  Request post(Transfer transfer);
+  // Index of the queue a transfer belongs to: messages of one queue start in the order they were posted.
+  size_t queueOf(const Transfer& t) const { return static_cast<size_t>(t.peer) * 2 + (t.isRecv ? 1 : 0); }
+  // Starts a transfer once its connection exists; completes transfers to self. True when it started.
   bool start(Transfer& t);
-  // Tests a posted transfer. True when it completed.
+  // Tests a started transfer. True when it completed.
   bool finish(Transfer& t);
+  // One pass over every unfinished transfer of this channel, oldest first, so that sends keep moving
+  // while the caller waits for a receive. Returns whether anything moved; `stalled` is one that did not.
+  bool progress(const Transfer*& stalled);
   // Gives the core away while nothing moves, more and more patiently.
-  void backOff(int idleRounds, const Transfer& waitingOn);
+  void backOff(int idleRounds, const Transfer& stalled);
   [[noreturn]] void timedOut(std::span<Request> requests);
   uint32_t nextTag(int peer, bool isRecv);
 
@@ -49,7 +57,10 @@ class CommChannel : public Channel {
   int channel_;
   std::string operation_;
   uint32_t collectiveTag_ = 0;
-  std::deque<Transfer> transfers_;  // deque: pointers handed out in Requests stay valid
+  std::deque<Transfer> transfers_;  // deque: pointers in Requests and active_ stay valid
+  std::vector<Transfer*> active_;   // not yet done, oldest first
+  std::vector<int> unstarted_;      // per queue: transfers posted but not started
+  std::vector<char> blocked_;       // per queue, during one progress pass
   std::chrono::seconds timeout_;
 };
 

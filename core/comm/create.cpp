@@ -59,8 +59,9 @@ weftComm* createComm(int nranks, int rank, const UniqueIdContent& id) {
   log::setRank(rank);
   auto comm = prepare(id.token, rank, nranks);
   std::vector<Blob> blobs = bootstrapExchange(id.root, id.token, nranks, rank, encodePeerInfo(describe(*comm)));
-  std::vector<PeerInfo> peers;
-  for (const Blob& blob : blobs) peers.push_back(decodePeerInfo(blob));
+  waitForLocalBootstrapRoot(id.token);
+  std::vector<PeerInfo> peers(blobs.size());
+  std::transform(blobs.begin(), blobs.end(), peers.begin(), decodePeerInfo);
   finish(*comm, std::move(peers));
   return comm.release();
 }

@@ -13,7 +13,7 @@ constexpr size_t kNumAlgorithms = static_cast<size_t>(Algorithm::Count);
 
 // Small messages are latency-bound: fewest steps (log p) wins. Large ones are bandwidth-bound: the ring
 // moves the minimum bytes per rank and pipelines.
-constexpr size_t kSmallMessageBytes = 64 * 1024;
+constexpr size_t kSmallMessageBytes = size_t{64} << 10;
 
 std::string supportedList(Collective c) {
   std::string list;
