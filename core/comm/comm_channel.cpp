@@ -84,6 +84,7 @@ bool CommChannel::start(Transfer& t) {
     fail(r, "{}: {} rank {} over {} failed to start ({})", operation_, t.isRecv ? "receive from" : "send to",
          t.peer, comm_.connections->transportName(t.peer), weftGetErrorString(r));
   }
+  t.started = true;
   return true;
 }
 

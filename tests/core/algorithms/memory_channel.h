@@ -1,12 +1,18 @@
 // An in-memory Channel for tests: every rank is a thread of this process and every (source, destination)
 // pair a FIFO mailbox.
 //
-// isend copies the bytes into the destination's mailbox and completes at once; waiting for it checks
-// that the bytes were left alone meanwhile (a real transport may read them any time until then). irecv
-// is matched when waited for: the peer's messages, in sending order, fill this rank's receives from that
-// peer in posting order, as the Channel contract says. A receive whose size differs from its send, a
-// wait that outlasts the timeout, and any wait after another rank has failed throw weft::Error, so a bug
-// fails fast instead of hanging. Scratch memory is poisoned and moves whenever it grows.
+// Two ways of delivering a send, chosen per world:
+//   - Eager: isend copies the bytes into the mailbox and completes at once.
+//   - Synchronous: the strictest a real Channel may be. A send moves only while its sender waits for it
+//     (the communicator's Channel starts and progresses transfers only inside waitAll) and completes
+//     only once the receiver has posted the matching receive (a transport may buffer nothing). An
+//     algorithm that leaves a send unwatched while it blocks, or sends further ahead than its peer
+//     receives, deadlocks here and fails on the timeout.
+// Either way, messages from a peer fill the receives posted for that peer in posting order, a receive's
+// buffer may be written from the moment it is posted, and waiting for a send checks that its bytes were
+// left alone meanwhile. A receive whose size differs from its send, a wait that outlasts the timeout, and
+// any wait after another rank has failed throw weft::Error, so a bug fails fast instead of hanging.
+// Scratch memory is poisoned and moves whenever it grows.
 #pragma once
 
 #include <algorithm>
@@ -28,14 +34,22 @@
 
 namespace weft::testing {
 
+enum class Delivery { Eager, Synchronous };
+
 class MemoryChannel;
 
 class MemoryWorld {
  public:
-  explicit MemoryWorld(int size, std::chrono::milliseconds timeout = std::chrono::seconds(20))
-      : size_(size), timeout_(timeout), arrived_(size), mailboxes_(static_cast<size_t>(size) * size) {}
+  explicit MemoryWorld(int size, Delivery delivery = Delivery::Eager,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(20))
+      : size_(size),
+        delivery_(delivery),
+        timeout_(timeout),
+        wakeUp_(size),
+        links_(static_cast<size_t>(size) * size) {}
 
   int size() const { return size_; }
+  Delivery delivery() const { return delivery_; }
 
   // Runs body(channel) on one thread per rank. Rethrows the first failure (a rank's own error rather than
   // the errors of the ranks that gave up because of it), and fails when the collective left messages
@@ -48,24 +62,66 @@ class MemoryWorld {
 
  private:
   friend class MemoryChannel;
-  using Message = std::shared_ptr<const std::vector<char>>;
 
-  std::deque<Message>& mailbox(int source, int destination) {
-    return mailboxes_[static_cast<size_t>(source) * size_ + destination];
+  // A transfer; sends and receives alike. Owned by the channel that made it.
+  struct Transfer {
+    bool isRecv = false;
+    int peer = -1;
+    size_t bytes = 0;
+    const void* sendData = nullptr;
+    std::vector<char> snapshot;  // a send's bytes as they were at isend
+    bool offered = false;        // a send: in its link's queue (or matched)
+    void* recvData = nullptr;
+    bool matched = false;
+  };
+  // Sends offered and receives posted between one source and one destination, oldest first. At most one
+  // of the two queues is non-empty: match() pairs them off.
+  struct Link {
+    std::deque<std::shared_ptr<Transfer>> sends;  // shared: an eager send may be consumed before it is received
+    std::deque<std::shared_ptr<Transfer>> recvs;
+  };
+
+  Link& link(int source, int destination) { return links_[static_cast<size_t>(source) * size_ + destination]; }
+
+  // Pairs offered sends with posted receives, copying the bytes. Called with mutex_ held.
+  void match(int source, int destination) {
+    Link& l = link(source, destination);
+    bool any = false;
+    while (!l.sends.empty() && !l.recvs.empty()) {
+      std::shared_ptr<Transfer> send = l.sends.front();
+      std::shared_ptr<Transfer> recv = l.recvs.front();
+      l.sends.pop_front();
+      l.recvs.pop_front();
+      if (send->bytes != recv->bytes) {
+        aborted_ = true;
+        for (auto& cv : wakeUp_) cv.notify_all();
+        fail(weftInternalError, "a receive of {} bytes on rank {} matched a send of {} bytes from rank {}",
+             recv->bytes, destination, send->bytes, source);
+      }
+      if (send->bytes != 0) std::memcpy(recv->recvData, send->snapshot.data(), send->bytes);
+      send->matched = recv->matched = true;
+      any = true;
+    }
+    if (any) {
+      wakeUp_[source].notify_all();
+      wakeUp_[destination].notify_all();
+    }
   }
+
   void abort() {
     {
       std::lock_guard lock(mutex_);
       aborted_ = true;
     }
-    for (auto& cv : arrived_) cv.notify_all();
+    for (auto& cv : wakeUp_) cv.notify_all();
   }
 
   int size_;
+  Delivery delivery_;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;
-  std::vector<std::condition_variable> arrived_;  // one per destination rank
-  std::vector<std::deque<Message>> mailboxes_;
+  std::vector<std::condition_variable> wakeUp_;  // one per rank
+  std::vector<Link> links_;
   bool aborted_ = false;
   std::vector<size_t> bytesSent_;
   std::vector<size_t> messagesSent_;
@@ -73,51 +129,59 @@ class MemoryWorld {
 
 class MemoryChannel final : public Channel {
  public:
-  MemoryChannel(MemoryWorld& world, int rank) : world_(world), rank_(rank), posted_(world.size()) {}
+  MemoryChannel(MemoryWorld& world, int rank) : world_(world), rank_(rank) {}
 
   int rank() const override { return rank_; }
   int size() const override { return world_.size(); }
 
   Request isend(int peer, const void* data, size_t bytes) override {
     checkPeer(peer);
-    auto copy = std::make_shared<std::vector<char>>(bytes);
-    if (bytes != 0) std::memcpy(copy->data(), data, bytes);
-    {
-      std::lock_guard lock(world_.mutex_);
-      world_.mailbox(rank_, peer).push_back(copy);
-    }
-    world_.arrived_[peer].notify_all();
+    auto transfer = std::make_shared<MemoryWorld::Transfer>();
+    transfer->peer = peer;
+    transfer->bytes = bytes;
+    transfer->sendData = data;
+    transfer->snapshot.assign(static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
     bytesSent_ += bytes;
     ++messagesSent_;
-    auto record = std::make_unique<Record>();
-    record->sendData = data;
-    record->sent = std::move(copy);
-    return track(std::move(record), peer, bytes, false);
+    Request request = track(std::move(transfer));
+    if (world_.delivery() == Delivery::Eager) offer(live_[request.handle]);
+    return request;
   }
 
   Request irecv(int peer, void* data, size_t bytes) override {
     checkPeer(peer);
-    auto record = std::make_unique<Record>();
-    record->isRecv = true;
-    record->recvData = data;
-    record->bytes = bytes;
-    posted_[peer].push_back(record.get());
-    return track(std::move(record), peer, bytes, true);
+    auto transfer = std::make_shared<MemoryWorld::Transfer>();
+    transfer->isRecv = true;
+    transfer->peer = peer;
+    transfer->bytes = bytes;
+    transfer->recvData = data;
+    Request request = track(std::move(transfer));
+    std::lock_guard lock(world_.mutex_);
+    world_.link(peer, rank_).recvs.push_back(live_[request.handle]);
+    world_.match(peer, rank_);
+    return request;
   }
 
   void waitAll(std::span<Request> requests) override {
+    std::vector<std::shared_ptr<MemoryWorld::Transfer>> transfers;
     for (Request& request : requests) {
       auto it = live_.find(request.handle);
       if (it == live_.end()) fail(weftInvalidUsage, "rank {}: waiting for an unknown or consumed request", rank_);
-      Record& record = *it->second;
-      if (record.isRecv) {
-        while (!record.matched) deliverOne(request.peer);
-      } else if (!record.sent->empty() &&
-                 std::memcmp(record.sendData, record.sent->data(), record.sent->size()) != 0) {
-        fail(weftInternalError, "rank {}: the buffer of a send to rank {} changed before the send completed", rank_,
-             request.peer);
+      transfers.push_back(it->second);
+    }
+    // Offer every send first, as a Channel that progresses all the requests it is given would.
+    for (const auto& t : transfers) {
+      if (!t->isRecv) offer(t);
+    }
+    for (const auto& t : transfers) waitFor(*t);
+    for (const auto& t : transfers) {
+      if (!t->isRecv && t->bytes != 0 && std::memcmp(t->sendData, t->snapshot.data(), t->bytes) != 0) {
+        fail(weftInternalError, "rank {}: the buffer of a send to rank {} changed before the send completed",
+             rank_, t->peer);
       }
-      live_.erase(it);
+    }
+    for (Request& request : requests) {
+      live_.erase(request.handle);
       request.handle = nullptr;
     }
   }
@@ -137,63 +201,52 @@ class MemoryChannel final : public Channel {
   size_t messagesSent() const { return messagesSent_; }
 
  private:
-  struct Record {
-    bool isRecv = false;
-    const void* sendData = nullptr;
-    std::shared_ptr<const std::vector<char>> sent;
-    void* recvData = nullptr;
-    size_t bytes = 0;
-    bool matched = false;
-  };
-
   void checkPeer(int peer) const {
     if (peer < 0 || peer >= world_.size()) fail(weftInvalidArgument, "rank {}: no peer {}", rank_, peer);
   }
 
-  Request track(std::unique_ptr<Record> record, int peer, size_t bytes, bool isRecv) {
-    Request request{record.get(), peer, bytes, isRecv};
-    live_.emplace(record.get(), std::move(record));
+  Request track(std::shared_ptr<MemoryWorld::Transfer> transfer) {
+    Request request{transfer.get(), transfer->peer, transfer->bytes, transfer->isRecv};
+    live_.emplace(transfer.get(), std::move(transfer));
     return request;
   }
 
-  // Takes the oldest message from `peer` (waiting for one) and delivers it to the oldest receive posted
-  // for that peer, which exists because the caller waits for an unmatched one.
-  void deliverOne(int peer) {
-    MemoryWorld::Message message;
-    {
-      std::unique_lock lock(world_.mutex_);
-      auto& box = world_.mailbox(peer, rank_);
-      const auto deadline = std::chrono::steady_clock::now() + world_.timeout_;
-      while (box.empty()) {
-        if (world_.aborted_) fail(weftRemoteError, "rank {}: gave up waiting for rank {}: another rank failed", rank_, peer);
-        if (world_.arrived_[rank_].wait_until(lock, deadline) == std::cv_status::timeout && box.empty()) {
-          fail(weftTimeout, "rank {}: timed out waiting for a message from rank {}", rank_, peer);
-        }
+  void offer(const std::shared_ptr<MemoryWorld::Transfer>& send) {
+    std::lock_guard lock(world_.mutex_);
+    if (send->offered) return;
+    send->offered = true;
+    world_.link(rank_, send->peer).sends.push_back(send);
+    world_.match(rank_, send->peer);
+  }
+
+  void waitFor(const MemoryWorld::Transfer& t) {
+    std::unique_lock lock(world_.mutex_);
+    const auto deadline = std::chrono::steady_clock::now() + world_.timeout_;
+    while (!t.matched && !(world_.delivery() == Delivery::Eager && !t.isRecv)) {
+      if (world_.aborted_) {
+        fail(weftRemoteError, "rank {}: gave up on a {} rank {}: another rank failed", rank_,
+             t.isRecv ? "receive from" : "send to", t.peer);
       }
-      message = box.front();
-      box.pop_front();
+      if (world_.wakeUp_[rank_].wait_until(lock, deadline) == std::cv_status::timeout && !t.matched) {
+        fail(weftTimeout, "rank {}: timed out on a {} rank {} of {} bytes", rank_,
+             t.isRecv ? "receive from" : "send to", t.peer, t.bytes);
+      }
     }
-    Record* record = posted_[peer].front();
-    posted_[peer].pop_front();
-    if (message->size() != record->bytes) {
-      fail(weftInternalError, "rank {}: a receive of {} bytes from rank {} matched a send of {} bytes", rank_,
-           record->bytes, peer, message->size());
-    }
-    if (!message->empty()) std::memcpy(record->recvData, message->data(), message->size());
-    record->matched = true;
   }
 
   MemoryWorld& world_;
   int rank_;
-  std::vector<std::deque<Record*>> posted_;  // per peer: unmatched receives, oldest first
-  std::unordered_map<void*, std::unique_ptr<Record>> live_;
+  std::unordered_map<void*, std::shared_ptr<MemoryWorld::Transfer>> live_;
   std::vector<char> scratch_[2];
   size_t bytesSent_ = 0;
   size_t messagesSent_ = 0;
 };
 
 void MemoryWorld::run(const std::function<void(MemoryChannel&)>& body) {
-  for (auto& box : mailboxes_) box.clear();
+  for (auto& l : links_) {
+    l.sends.clear();
+    l.recvs.clear();
+  }
   aborted_ = false;
   std::vector<std::unique_ptr<MemoryChannel>> channels;
   for (int rank = 0; rank < size_; ++rank) channels.push_back(std::make_unique<MemoryChannel>(*this, rank));
@@ -219,25 +272,28 @@ void MemoryWorld::run(const std::function<void(MemoryChannel&)>& body) {
     messagesSent_.push_back(channel->messagesSent());
   }
   // Prefer the error of a rank that failed by itself.
-  std::exception_ptr first;
+  std::exception_ptr remote;
   for (auto& error : errors) {
     if (!error) continue;
     try {
       std::rethrow_exception(error);
     } catch (const Error& e) {
-      if (e.code() != weftRemoteError) std::rethrow_exception(error);
-    } catch (...) {
-      throw;
+      if (e.code() != weftRemoteError) throw;
+      if (!remote) remote = error;
     }
-    if (!first) first = error;
   }
-  if (first) std::rethrow_exception(first);
+  if (remote) std::rethrow_exception(remote);
 
   for (int source = 0; source < size_; ++source) {
     for (int destination = 0; destination < size_; ++destination) {
-      if (!mailbox(source, destination).empty()) {
-        fail(weftInternalError, "{} message(s) from rank {} to rank {} were never received",
-             mailbox(source, destination).size(), source, destination);
+      const Link& l = link(source, destination);
+      if (!l.sends.empty()) {
+        fail(weftInternalError, "{} message(s) from rank {} to rank {} were never received", l.sends.size(),
+             source, destination);
+      }
+      if (!l.recvs.empty()) {
+        fail(weftInternalError, "{} receive(s) on rank {} from rank {} were never matched", l.recvs.size(),
+             destination, source);
       }
     }
   }

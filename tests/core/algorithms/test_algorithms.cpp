@@ -23,13 +23,14 @@
 namespace weft {
 namespace {
 
+using testing::Delivery;
 using testing::MemoryChannel;
 using testing::MemoryWorld;
 
 // ---- Element encoding and the reference reduction ------------------------------------------------------
 
-constexpr weftDataType_t kTypes[] = {weftInt8,    weftUint8,    weftInt32,   weftUint32,  weftInt64,
-                                     weftUint64,  weftFloat16,  weftBfloat16, weftFloat32, weftFloat64};
+constexpr weftDataType_t kTypes[] = {weftInt8,   weftUint8,   weftInt32,    weftUint32,  weftInt64,
+                                     weftUint64, weftFloat16, weftBfloat16, weftFloat32, weftFloat64};
 constexpr weftRedOp_t kOps[] = {weftSum, weftProd, weftMax, weftMin};
 constexpr size_t kCounts[] = {0, 1, 3, 7, 64, 1000, 4099};
 constexpr size_t kLargestCount = 4099;
@@ -42,10 +43,14 @@ bool isSigned(weftDataType_t type) { return type == weftInt8 || type == weftInt3
 // Machine epsilon of each float format.
 double epsilonOf(weftDataType_t type) {
   switch (type) {
-    case weftFloat16: return std::ldexp(1.0, -10);
-    case weftBfloat16: return std::ldexp(1.0, -7);
-    case weftFloat32: return std::ldexp(1.0, -23);
-    default: return std::ldexp(1.0, -52);
+    case weftFloat16:
+      return std::ldexp(1.0, -10);
+    case weftBfloat16:
+      return std::ldexp(1.0, -7);
+    case weftFloat32:
+      return std::ldexp(1.0, -23);
+    default:
+      return std::ldexp(1.0, -52);
   }
 }
 
@@ -91,10 +96,18 @@ double loadFloat(const void* buffer, size_t i, weftDataType_t type) {
   float f;
   double d;
   switch (type) {
-    case weftFloat16: std::memcpy(&h, at, 2); return halfToFloat(h);
-    case weftBfloat16: std::memcpy(&h, at, 2); return bfloat16ToFloat(h);
-    case weftFloat32: std::memcpy(&f, at, 4); return f;
-    default: std::memcpy(&d, at, 8); return d;
+    case weftFloat16:
+      std::memcpy(&h, at, 2);
+      return halfToFloat(h);
+    case weftBfloat16:
+      std::memcpy(&h, at, 2);
+      return bfloat16ToFloat(h);
+    case weftFloat32:
+      std::memcpy(&f, at, 4);
+      return f;
+    default:
+      std::memcpy(&d, at, 8);
+      return d;
   }
 }
 void storeFloat(void* buffer, size_t i, weftDataType_t type, double value) {
@@ -102,10 +115,20 @@ void storeFloat(void* buffer, size_t i, weftDataType_t type, double value) {
   uint16_t h;
   const float f = static_cast<float>(value);
   switch (type) {
-    case weftFloat16: h = floatToHalf(f); std::memcpy(at, &h, 2); break;
-    case weftBfloat16: h = floatToBfloat16(f); std::memcpy(at, &h, 2); break;
-    case weftFloat32: std::memcpy(at, &f, 4); break;
-    default: std::memcpy(at, &value, 8); break;
+    case weftFloat16:
+      h = floatToHalf(f);
+      std::memcpy(at, &h, 2);
+      break;
+    case weftBfloat16:
+      h = floatToBfloat16(f);
+      std::memcpy(at, &h, 2);
+      break;
+    case weftFloat32:
+      std::memcpy(at, &f, 4);
+      break;
+    default:
+      std::memcpy(at, &value, 8);
+      break;
   }
 }
 
@@ -172,16 +195,24 @@ std::vector<char> makeInput(size_t count, weftDataType_t type, weftRedOp_t op, u
         const uint64_t x = loadInt(inputs[r].data(), first + i, type);
         const bool less = isSigned(type) ? static_cast<int64_t>(x) < static_cast<int64_t>(expected) : x < expected;
         switch (op) {
-          case weftProd: expected *= x; break;
-          case weftMax: expected = less ? expected : x; break;
-          case weftMin: expected = less ? x : expected; break;
-          default: expected += x; break;
+          case weftProd:
+            expected *= x;
+            break;
+          case weftMax:
+            expected = less ? expected : x;
+            break;
+          case weftMin:
+            expected = less ? x : expected;
+            break;
+          default:
+            expected += x;
+            break;
         }
       }
       const uint64_t got = loadInt(actual, i, type);
       if (truncated(got, type) != truncated(expected, type)) {
-        return ::testing::AssertionFailure() << "element " << i << ": got " << truncated(got, type) << ", expected "
-                                             << truncated(expected, type);
+        return ::testing::AssertionFailure() << "element " << i << ": got " << truncated(got, type)
+                                             << ", expected " << truncated(expected, type);
       }
       continue;
     }
@@ -190,18 +221,28 @@ std::vector<char> makeInput(size_t count, weftDataType_t type, weftRedOp_t op, u
     for (size_t r = 1; r < p; ++r) {
       const double x = loadFloat(inputs[r].data(), first + i, type);
       switch (op) {
-        case weftProd: expected *= x; magnitude *= std::fabs(x); break;
-        case weftMax: expected = std::max(expected, x); break;
-        case weftMin: expected = std::min(expected, x); break;
-        default: expected += x; magnitude += std::fabs(x); break;
+        case weftProd:
+          expected *= x;
+          magnitude *= std::fabs(x);
+          break;
+        case weftMax:
+          expected = std::max(expected, x);
+          break;
+        case weftMin:
+          expected = std::min(expected, x);
+          break;
+        default:
+          expected += x;
+          magnitude += std::fabs(x);
+          break;
       }
     }
     const bool exact = op == weftMax || op == weftMin;
     const double tolerance = exact ? 0 : static_cast<double>(p - 1) * epsilonOf(type) * magnitude;
     const double got = loadFloat(actual, i, type);
     if (!(std::fabs(got - expected) <= tolerance)) {
-      return ::testing::AssertionFailure() << "element " << i << ": got " << got << ", expected " << expected
-                                           << " within " << tolerance;
+      return ::testing::AssertionFailure()
+             << "element " << i << ": got " << got << ", expected " << expected << " within " << tolerance;
     }
   }
   return ::testing::AssertionSuccess();
@@ -266,20 +307,26 @@ struct AlgorithmInfo {
 };
 AlgorithmInfo infoOf(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::AllReduceRing: return {"AllReduceRing", Collective::AllReduce, allReduceRing};
+    case Algorithm::AllReduceRing:
+      return {"AllReduceRing", Collective::AllReduce, allReduceRing};
     case Algorithm::AllReduceRecursiveDoubling:
       return {"AllReduceRecursiveDoubling", Collective::AllReduce, allReduceRecursiveDoubling};
     case Algorithm::AllReduceRabenseifner:
       return {"AllReduceRabenseifner", Collective::AllReduce, allReduceRabenseifner};
-    case Algorithm::ReduceScatterRing: return {"ReduceScatterRing", Collective::ReduceScatter, reduceScatterRing};
+    case Algorithm::ReduceScatterRing:
+      return {"ReduceScatterRing", Collective::ReduceScatter, reduceScatterRing};
     case Algorithm::ReduceScatterRabenseifner:
       return {"ReduceScatterRabenseifner", Collective::ReduceScatter, reduceScatterRabenseifner};
-    case Algorithm::AllGatherRing: return {"AllGatherRing", Collective::AllGather, allGatherRing};
-    case Algorithm::AllGatherBruck: return {"AllGatherBruck", Collective::AllGather, allGatherBruck};
+    case Algorithm::AllGatherRing:
+      return {"AllGatherRing", Collective::AllGather, allGatherRing};
+    case Algorithm::AllGatherBruck:
+      return {"AllGatherBruck", Collective::AllGather, allGatherBruck};
     case Algorithm::BroadcastBinomialTree:
       return {"BroadcastBinomialTree", Collective::Broadcast, broadcastBinomialTree};
-    case Algorithm::ReduceBinomialTree: return {"ReduceBinomialTree", Collective::Reduce, reduceBinomialTree};
-    case Algorithm::AllToAllPairwise: return {"AllToAllPairwise", Collective::AllToAll, allToAllPairwise};
+    case Algorithm::ReduceBinomialTree:
+      return {"ReduceBinomialTree", Collective::Reduce, reduceBinomialTree};
+    case Algorithm::AllToAllPairwise:
+      return {"AllToAllPairwise", Collective::AllToAll, allToAllPairwise};
   }
   return {};
 }
@@ -303,12 +350,14 @@ std::string describe(const Case& c) {
 }
 
 // Runs one case on every rank and checks everything; returns what went wrong.
-::testing::AssertionResult runCase(const Case& c, std::vector<size_t>* bytesSent = nullptr) {
+::testing::AssertionResult runCase(const Case& c, Delivery delivery = Delivery::Synchronous,
+                                   std::vector<size_t>* bytesSent = nullptr) {
   const AlgorithmInfo info = infoOf(c.algorithm);
   const int p = c.p;
   const size_t elemSize = dataTypeSize(c.type);
   const size_t n = c.count * elemSize;
-  const bool blockedInput = info.collective == Collective::ReduceScatter || info.collective == Collective::AllToAll;
+  const bool blockedInput =
+      info.collective == Collective::ReduceScatter || info.collective == Collective::AllToAll;
   const bool blockedOutput = info.collective == Collective::AllGather || info.collective == Collective::AllToAll;
   const size_t inputCount = blockedInput ? p * c.count : c.count;
   const size_t outputBytes = blockedOutput ? p * n : n;
@@ -361,8 +410,10 @@ std::string describe(const Case& c) {
         if (info.collective == Collective::Reduce && !c.inPlace && !isRoot) recvPointers[r] = nullptr;
         break;
       case Collective::Broadcast:
-        if (c.inPlace) sendPointers[r] = recvPointers[r];
-        else if (!isRoot) sendPointers[r] = nullptr;
+        if (c.inPlace)
+          sendPointers[r] = recvPointers[r];
+        else if (!isRoot)
+          sendPointers[r] = nullptr;
         break;
       case Collective::AllGather:
         if (c.inPlace) sendPointers[r] = recv[r].data() + r * n;
@@ -373,7 +424,7 @@ std::string describe(const Case& c) {
     }
   }
 
-  MemoryWorld world(p);
+  MemoryWorld world(p, delivery);
   try {
     world.run([&](MemoryChannel& channel) {
       const int r = channel.rank();
@@ -411,8 +462,10 @@ std::string describe(const Case& c) {
         if (ok) ok = sameBytes(recv[r].data(), recv[0].data(), n, "result (not bit-identical to rank 0's)");
         break;
       case Collective::Reduce:
-        if (isRoot) ok = matchesReduction(recv[r].data(), inputs, 0, c.count, c.type, c.op);
-        else if (!c.inPlace && recv[r].bytes() != 0) ok = ::testing::AssertionFailure() << "non-root recvbuff";
+        if (isRoot)
+          ok = matchesReduction(recv[r].data(), inputs, 0, c.count, c.type, c.op);
+        else if (!c.inPlace && recv[r].bytes() != 0)
+          ok = ::testing::AssertionFailure() << "non-root recvbuff";
         break;
       case Collective::ReduceScatter:
         if (c.inPlace) {
@@ -490,9 +543,9 @@ class SegmentBytes {
 constexpr int kMaxFailuresPerTest = 5;
 
 std::vector<Algorithm> allAlgorithms() {
-  return {Algorithm::AllReduceRing,         Algorithm::AllReduceRecursiveDoubling, Algorithm::AllReduceRabenseifner,
-          Algorithm::ReduceScatterRing,     Algorithm::ReduceScatterRabenseifner,  Algorithm::AllGatherRing,
-          Algorithm::AllGatherBruck,        Algorithm::BroadcastBinomialTree,      Algorithm::ReduceBinomialTree,
+  return {Algorithm::AllReduceRing,     Algorithm::AllReduceRecursiveDoubling, Algorithm::AllReduceRabenseifner,
+          Algorithm::ReduceScatterRing, Algorithm::ReduceScatterRabenseifner,  Algorithm::AllGatherRing,
+          Algorithm::AllGatherBruck,    Algorithm::BroadcastBinomialTree,      Algorithm::ReduceBinomialTree,
           Algorithm::AllToAllPairwise};
 }
 std::vector<Algorithm> pipelinedAlgorithms() {
@@ -525,6 +578,24 @@ TEST_P(AlgorithmTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(All, AlgorithmTest,
                          ::testing::Combine(::testing::ValuesIn(allAlgorithms()), ::testing::Range(1, 9)),
                          paramName);
+
+// The same over a Channel that delivers sends at once (the matrix above uses the strictest one).
+TEST_P(AlgorithmTest, EagerDelivery) {
+  const auto [algorithm, p] = GetParam();
+  int failures = 0;
+  auto someTypes = [](weftDataType_t type, weftRedOp_t op, size_t) {
+    return (type == weftFloat32 && op == weftSum) || (type == weftInt32 && op == weftMax) ||
+           (type == weftBfloat16 && op == weftProd);
+  };
+  forEachCase(algorithm, p, {1, 7, 1000}, someTypes, [&](const Case& c) {
+    if (failures >= kMaxFailuresPerTest) return;
+    auto result = runCase(c, Delivery::Eager);
+    if (!result) {
+      ADD_FAILURE() << result.message();
+      ++failures;
+    }
+  });
+}
 
 // The pipelined algorithms with tiny segments: many segments per block, receive windows wrapping round,
 // scratch slots reused, and (with one-element segments) empty segments when blocks differ in size.
@@ -576,9 +647,9 @@ TEST(LargeMessages, DefaultSegments) {
 
 // weftAvg is mapped to sum by the caller; should it arrive, it reduces like sum.
 TEST(Ops, AvgReducesLikeSum) {
-  for (Algorithm algorithm : {Algorithm::AllReduceRing, Algorithm::AllReduceRecursiveDoubling,
-                              Algorithm::AllReduceRabenseifner, Algorithm::ReduceScatterRing,
-                              Algorithm::ReduceScatterRabenseifner, Algorithm::ReduceBinomialTree}) {
+  for (Algorithm algorithm :
+       {Algorithm::AllReduceRing, Algorithm::AllReduceRecursiveDoubling, Algorithm::AllReduceRabenseifner,
+        Algorithm::ReduceScatterRing, Algorithm::ReduceScatterRabenseifner, Algorithm::ReduceBinomialTree}) {
     for (weftDataType_t type : {weftFloat32, weftInt32}) {
       EXPECT_TRUE(runCase({algorithm, 3, 7, type, weftAvg, false, 1}));  // checked against a sum
     }
@@ -609,7 +680,7 @@ TEST(WireBytes, AsDocumented) {
     std::vector<size_t> sent;
     auto run = [&](Algorithm algorithm, int root = 0) {
       sent.clear();
-      EXPECT_TRUE(runCase({algorithm, p, count, weftFloat32, weftSum, false, root}, &sent));
+      EXPECT_TRUE(runCase({algorithm, p, count, weftFloat32, weftSum, false, root}, Delivery::Eager, &sent));
     };
     run(Algorithm::AllReduceRing);
     for (size_t bytes : sent) EXPECT_EQ(bytes, 2 * (p - 1) * n / p);
@@ -617,7 +688,8 @@ TEST(WireBytes, AsDocumented) {
     for (size_t bytes : sent) EXPECT_EQ(bytes, (p - 1) * n);
     run(Algorithm::ReduceScatterRabenseifner);
     EXPECT_EQ(total(sent), rem * p * n + (pof2 - 1) * p * n + rem * n);  // fold, halving, unfold
-    for (Algorithm algorithm : {Algorithm::AllGatherRing, Algorithm::AllGatherBruck, Algorithm::AllToAllPairwise}) {
+    for (Algorithm algorithm :
+         {Algorithm::AllGatherRing, Algorithm::AllGatherBruck, Algorithm::AllToAllPairwise}) {
       run(algorithm);
       for (size_t bytes : sent) EXPECT_EQ(bytes, (p - 1) * n);
     }
@@ -641,7 +713,7 @@ TEST(Barrier, NobodyLeavesEarly) {
     constexpr int kRounds = 20;
     std::atomic<int> arrived{0};
     std::atomic<int> early{0};
-    MemoryWorld world(p);
+    MemoryWorld world(p, Delivery::Synchronous);
     ASSERT_NO_THROW(world.run([&](MemoryChannel& channel) {
       for (int round = 0; round < kRounds; ++round) {
         // Stagger the arrivals so a barrier that lets a rank through early would be caught.
@@ -650,7 +722,8 @@ TEST(Barrier, NobodyLeavesEarly) {
         barrierDissemination(channel);
         if (arrived.load() < (round + 1) * p) early.fetch_add(1);
       }
-    })) << "p=" << p;
+    })) << "p="
+        << p;
     EXPECT_EQ(early.load(), 0) << "p=" << p;
     EXPECT_EQ(total(world.messagesSent()), static_cast<size_t>(kRounds * p * log2Ceil(p))) << "p=" << p;
   }
@@ -659,12 +732,14 @@ TEST(Barrier, NobodyLeavesEarly) {
 // ---- The test Channel itself ---------------------------------------------------------------------------
 
 TEST(MemoryChannel, SizeMismatchThrows) {
-  MemoryWorld world(2, std::chrono::milliseconds(2000));
+  MemoryWorld world(2, Delivery::Eager, std::chrono::milliseconds(2000));
   char buffer[8] = {};
   try {
     world.run([&](MemoryChannel& channel) {
-      if (channel.rank() == 0) channel.send(1, buffer, 8);
-      else channel.recv(0, buffer, 4);
+      if (channel.rank() == 0)
+        channel.send(1, buffer, 8);
+      else
+        channel.recv(0, buffer, 4);
     });
     FAIL() << "no error";
   } catch (const Error& e) {
@@ -673,7 +748,7 @@ TEST(MemoryChannel, SizeMismatchThrows) {
 }
 
 TEST(MemoryChannel, TimeoutThrows) {
-  MemoryWorld world(2, std::chrono::milliseconds(100));
+  MemoryWorld world(2, Delivery::Eager, std::chrono::milliseconds(100));
   char buffer[4] = {};
   try {
     world.run([&](MemoryChannel& channel) {
@@ -686,7 +761,7 @@ TEST(MemoryChannel, TimeoutThrows) {
 }
 
 TEST(MemoryChannel, SendBufferChangedInFlightThrows) {
-  MemoryWorld world(2, std::chrono::milliseconds(2000));
+  MemoryWorld world(2, Delivery::Eager, std::chrono::milliseconds(2000));
   try {
     world.run([&](MemoryChannel& channel) {
       char buffer[4] = {1, 2, 3, 4};
@@ -701,6 +776,26 @@ TEST(MemoryChannel, SendBufferChangedInFlightThrows) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), weftInternalError) << e.what();
+  }
+}
+
+TEST(MemoryChannel, SynchronousSendsMoveOnlyWhenWaitedFor) {
+  auto body = [](MemoryChannel& channel) {
+    const int other = 1 - channel.rank();
+    const int out = channel.rank();
+    int in = -1;
+    Request send = channel.isend(other, &out, sizeof out);
+    channel.recv(other, &in, sizeof in);  // not watching the send: it never moves
+    channel.waitAll({&send, 1});
+  };
+  MemoryWorld eager(2, Delivery::Eager);
+  EXPECT_NO_THROW(eager.run(body));
+  MemoryWorld strict(2, Delivery::Synchronous, std::chrono::milliseconds(100));
+  try {
+    strict.run(body);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), weftTimeout) << e.what();
   }
 }
 

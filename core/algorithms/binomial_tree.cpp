@@ -1,0 +1,162 @@
+// Broadcast and Reduce over a binomial tree (MPICH's MPIR_Bcast_intra_binomial and
+// MPIR_Reduce_intra_binomial), pipelined in segments.
+//
+// Ranks are numbered relative to the root (relative = (rank - root) mod p). A non-root's parent is its
+// relative number with the lowest set bit cleared; its children are relative + d for each power of two d
+// below that bit (below p for the root) while relative + d < p. The tree has depth ceil(log2 p).
+//
+// Broadcast: a rank receives each segment from its parent and forwards it to its children, largest
+// subtree first; with kSegmentsInFlight receives posted ahead, segment k+1 travels down one edge while
+// segment k travels down the next. Wire: each rank receives n bytes once (n = count * element size) and
+// sends n to each child (the root up to ceil(log2 p) * n).
+//
+// Reduce: a rank receives each segment from all its children (smallest subtree first), reduces them with
+// its own input as own op child_1 op child_2 ..., and sends the result to its parent; the next segment's
+// receives are posted before this one is reduced. The root's reductions land in recvbuff; other inner
+// ranks accumulate in scratch (recvbuff is only the root's), and leaves send straight from sendbuff.
+// Wire: each non-root sends n bytes once; a rank receives n from each child.
+#include <cstring>
+#include <vector>
+
+#include "core/algorithms/algorithms.h"
+#include "core/algorithms/partition.h"
+#include "core/algorithms/pipeline.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+namespace {
+
+struct BinomialTree {
+  BinomialTree(int rank, int root, int p) : root(root), p(p), relative(ringIndex(rank - root, p)) {
+    // The lowest set bit of `relative`; for the root, the first power of two >= p.
+    while (subtreeSpan < p && (relative & subtreeSpan) == 0) subtreeSpan *= 2;
+  }
+  bool isRoot() const { return relative == 0; }
+  int parent() const { return toRank(relative - subtreeSpan); }
+  // Children, largest subtree first.
+  std::vector<int> children() const {
+    std::vector<int> ranks;
+    for (int d = subtreeSpan / 2; d >= 1; d /= 2) {
+      if (relative + d < p) ranks.push_back(toRank(relative + d));
+    }
+    return ranks;
+  }
+  int toRank(int relativeRank) const { return ringIndex(relativeRank + root, p); }
+
+  int root;
+  int p;
+  int relative;
+  int subtreeSpan = 1;
+};
+
+}  // namespace
+
+void broadcastBinomialTree(const CollArgs& args, Channel& channel) {
+  const int p = channel.size();
+  const size_t elemSize = dataTypeSize(args.type);
+  if (args.count == 0) return;
+  const BinomialTree tree(channel.rank(), args.root, p);
+  auto copyRootInput = [&] {
+    if (tree.isRoot() && args.sendbuff != args.recvbuff) {
+      std::memcpy(args.recvbuff, args.sendbuff, args.count * elemSize);
+    }
+  };
+  if (p == 1) return copyRootInput();
+
+  const std::vector<int> children = tree.children();
+  // The root sends out of sendbuff, so that its own copy can wait until the sends are posted; the others
+  // forward what they received.
+  const void* data = tree.isRoot() ? args.sendbuff : args.recvbuff;
+  const size_t segmentCount = ceilDiv(args.count, segmentElements(elemSize));
+  const Partition segments(args.count, segmentCount);
+
+  std::vector<PendingRecv> window(kSegmentsInFlight);
+  auto postRecv = [&](size_t segment) {
+    window[segment % kSegmentsInFlight].post(channel, tree.parent(),
+                                             elementAt(args.recvbuff, segments.offset(segment), elemSize),
+                                             segments.count(segment) * elemSize);
+  };
+  if (!tree.isRoot()) {
+    for (size_t segment = 0; segment < kSegmentsInFlight && segment < segmentCount; ++segment) postRecv(segment);
+  }
+
+  // Sends are outstanding at most until the next receive: a tree has no cycle for them to wait round, so
+  // the root may post every segment at once.
+  SendQueue sends(channel);
+  for (size_t segment = 0; segment < segmentCount; ++segment) {
+    if (!tree.isRoot()) {
+      sends.waitWith(window[segment % kSegmentsInFlight]);
+      if (segment + kSegmentsInFlight < segmentCount) postRecv(segment + kSegmentsInFlight);
+    }
+    for (int child : children) {
+      sends.post(child, elementAt(data, segments.offset(segment), elemSize), segments.count(segment) * elemSize);
+    }
+  }
+  copyRootInput();
+  sends.completeAll();
+}
+
+void reduceBinomialTree(const CollArgs& args, Channel& channel) {
+  const int p = channel.size();
+  const size_t elemSize = dataTypeSize(args.type);
+  const size_t bytes = args.count * elemSize;
+  if (args.count == 0) return;
+  const BinomialTree tree(channel.rank(), args.root, p);
+  if (p == 1) {
+    if (args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+    return;
+  }
+
+  std::vector<int> children = tree.children();
+  std::vector<int>(children.rbegin(), children.rend()).swap(children);  // smallest subtree first
+  const size_t segmentCount = ceilDiv(args.count, segmentElements(elemSize));
+  const Partition segments(args.count, segmentCount);
+  SendQueue sends(channel);
+
+  if (children.empty()) {  // a leaf: its input is its partial result
+    for (size_t segment = 0; segment < segmentCount; ++segment) {
+      sends.post(tree.parent(), elementAt(args.sendbuff, segments.offset(segment), elemSize),
+                 segments.count(segment) * elemSize);
+    }
+    sends.completeAll();
+    return;
+  }
+
+  void* result = tree.isRoot() ? args.recvbuff : channel.scratch(1, bytes);
+  // Two sets of one slot per child: segment k+1 arrives in set (k+1) % 2 while segment k is reduced
+  // out of set k % 2.
+  const size_t childCount = children.size();
+  const size_t slotBytes = segments.largest() * elemSize;
+  char* slots = static_cast<char*>(channel.scratch(0, 2 * childCount * slotBytes));
+  auto slotOf = [&](size_t segment, size_t child) {
+    return slots + ((segment % 2) * childCount + child) * slotBytes;
+  };
+  std::vector<PendingRecv> pending(2 * childCount);
+  auto postRecvs = [&](size_t segment) {
+    for (size_t c = 0; c < childCount; ++c) {
+      pending[(segment % 2) * childCount + c].post(channel, children[c], slotOf(segment, c),
+                                                   segments.count(segment) * elemSize);
+    }
+  };
+
+  postRecvs(0);
+  for (size_t segment = 0; segment < segmentCount; ++segment) {
+    if (segment + 1 < segmentCount) postRecvs(segment + 1);
+    const size_t n = segments.count(segment);
+    char* out = elementAt(result, segments.offset(segment), elemSize);
+    for (size_t c = 0; c < childCount; ++c) {
+      sends.waitWith(pending[(segment % 2) * childCount + c]);
+      // In place on the root, out is exactly the input: reduce() allows that aliasing.
+      if (c == 0) {
+        reduce(out, elementAt(args.sendbuff, segments.offset(segment), elemSize), slotOf(segment, c), n, args.type,
+               args.op);
+      } else {
+        reduceInto(out, slotOf(segment, c), n, args.type, args.op);
+      }
+    }
+    if (!tree.isRoot()) sends.post(tree.parent(), out, n * elemSize);
+  }
+  sends.completeAll();
+}
+
+}  // namespace weft

@@ -1,0 +1,52 @@
+// AllToAll, pairwise exchange (MPICH's MPIR_Alltoall_intra_pairwise).
+//
+// Block j of rank r's sendbuff (count elements) goes to block r of rank j's recvbuff. Rank r copies its
+// own block, then in steps s = 1 .. p-1 sends block (r+s) mod p to rank r+s and receives block (r-s) mod p
+// from rank r-s: every step is a permutation, so each rank sends and receives one block per step and no
+// link is oversubscribed. Up to kSegmentsInFlight steps are posted at a time so their latencies overlap.
+// In place (sendbuff == recvbuff, beyond the C ABI's conventions), the input is first copied to scratch.
+// Wire, per rank: (p-1) * n bytes (n = count * element size) in p-1 messages.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/algorithms/algorithms.h"
+#include "core/algorithms/partition.h"
+#include "core/algorithms/pipeline.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+
+void allToAllPairwise(const CollArgs& args, Channel& channel) {
+  const int p = channel.size();
+  const int rank = channel.rank();
+  const size_t blockBytes = args.count * dataTypeSize(args.type);
+  if (args.count == 0) return;
+  const char* input = static_cast<const char*>(args.sendbuff);
+  char* output = static_cast<char*>(args.recvbuff);
+  if (input == output) {
+    char* copy = static_cast<char*>(channel.scratch(0, p * blockBytes));
+    std::memcpy(copy, input, p * blockBytes);
+    input = copy;
+  } else {
+    std::memcpy(output + rank * blockBytes, input + rank * blockBytes, blockBytes);
+  }
+
+  std::vector<Request> requests;
+  requests.reserve(2 * kSegmentsInFlight);
+  for (int first = 1; first < p; first += static_cast<int>(kSegmentsInFlight)) {
+    const int last = std::min(p, first + static_cast<int>(kSegmentsInFlight));
+    requests.clear();
+    for (int step = first; step < last; ++step) {
+      const int from = ringIndex(rank - step, p);
+      requests.push_back(channel.irecv(from, output + from * blockBytes, blockBytes));
+    }
+    for (int step = first; step < last; ++step) {
+      const int to = ringIndex(rank + step, p);
+      requests.push_back(channel.isend(to, input + to * blockBytes, blockBytes));
+    }
+    channel.waitAll(requests);
+  }
+}
+
+}  // namespace weft

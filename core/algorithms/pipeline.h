@@ -1,0 +1,88 @@
+// Pipelining for large messages: segment size, receive windows and outstanding sends.
+//
+// Progress and flow control. A Channel may move bytes only while waitAll watches their request (the
+// communicator's Channel starts transfers and the TCP transport pushes bytes only there), and a send may
+// complete only once the receiver has posted its receive (a transport may buffer nothing). So:
+//   - no send is left unwatched while this rank blocks: every wait for a receive also waits for the sends
+//     outstanding (SendQueue::waitWith);
+//   - a pipeline never has more sends outstanding to a peer than that peer has receives posted for it: a
+//     rank posts its receives kSegmentsInFlight ahead, and a ring moves at most that many segments per
+//     block in one round, so the segments it sends at the start of a round fit the receiver's window and
+//     each later send is matched by a receive posted at the same point.
+// Under those two rules the rank that is furthest behind can always progress, so nothing deadlocks.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <vector>
+
+#include "core/algorithms/channel.h"
+
+namespace weft {
+
+// Pipelined algorithms move a large vector as segments of at most this many bytes, so that reducing (or
+// forwarding) one segment overlaps the transfer of the next. Process-wide; tests lower it to run the
+// pipelines through many segments on small inputs.
+inline std::atomic<size_t> gPipelineSegmentBytes{size_t{1} << 20};
+
+// Receives a pipeline posts ahead of the segment it is working on.
+inline constexpr size_t kSegmentsInFlight = 4;
+
+// Elements per segment for `elemSize`-byte elements (at least one).
+inline size_t segmentElements(size_t elemSize) {
+  size_t elements = gPipelineSegmentBytes.load(std::memory_order_relaxed) / elemSize;
+  return elements > 0 ? elements : 1;
+}
+
+// A receive that may not have been posted: empty messages are skipped on both ends (each computes the
+// same size), so a Channel never sees one.
+struct PendingRecv {
+  Request request;
+  bool posted = false;
+
+  void post(Channel& channel, int peer, void* data, size_t bytes) {
+    posted = bytes != 0;
+    if (posted) request = channel.irecv(peer, data, bytes);
+  }
+};
+
+// The sends a rank has outstanding, waited for together with its receives (see the top of this file).
+class SendQueue {
+ public:
+  explicit SendQueue(Channel& channel) : channel_(channel) {}
+  SendQueue(const SendQueue&) = delete;
+  SendQueue& operator=(const SendQueue&) = delete;
+
+  void post(int peer, const void* data, size_t bytes) {
+    if (bytes != 0) requests_.push_back(channel_.isend(peer, data, bytes));
+  }
+
+  // Waits for `recv` and every outstanding send.
+  void waitWith(PendingRecv& recv) {
+    if (recv.posted) requests_.push_back(recv.request);
+    recv.posted = false;
+    completeAll();
+  }
+
+  void completeAll() {
+    if (!requests_.empty()) channel_.waitAll(requests_);
+    requests_.clear();
+  }
+
+ private:
+  Channel& channel_;
+  std::vector<Request> requests_;
+};
+
+// Sends one message and receives another at the same time; an empty side is skipped (its peer computes
+// the same size and skips it too).
+inline void exchange(Channel& channel, int sendPeer, const void* sendData, size_t sendBytes, int recvPeer,
+                     void* recvData, size_t recvBytes) {
+  Request requests[2];
+  size_t n = 0;
+  if (recvBytes != 0) requests[n++] = channel.irecv(recvPeer, recvData, recvBytes);
+  if (sendBytes != 0) requests[n++] = channel.isend(sendPeer, sendData, sendBytes);
+  if (n != 0) channel.waitAll({requests, n});
+}
+
+}  // namespace weft

@@ -1,0 +1,170 @@
+// Rabenseifner's algorithms (MPICH's MPIR_Allreduce_intra_reduce_scatter_allgather and
+// MPIR_Reduce_scatter_intra_recursive_halving): the ring's bytes in 2 log2(p) rounds instead of 2(p-1).
+//
+// Non-powers of two are folded first (PowerOfTwoFold: the first 2*rem ranks pair up, each even rank
+// hands its whole input to the odd rank above and sits out). The pof2 remaining ranks ("participants",
+// renumbered 0..pof2-1) split the vector into pof2 contiguous blocks, block i being participant i's, and:
+//   1. Reduce-scatter by recursive halving: at distances d = pof2/2, pof2/4, ..., 1, a participant and
+//      the one whose new number differs in bit d split the range of blocks they are both responsible
+//      for; each sends the half the other keeps and reduces the half it keeps. Afterwards participant i
+//      holds block i reduced over all ranks.
+//   2. (AllReduce) AllGather by recursive doubling, the same exchanges in reverse order (d = 1, 2, ...):
+//      each participant sends the blocks it has to its partner and receives the partner's.
+// Each element is reduced in one place per round (the partners order the operands alike anyway) and
+// then gathered by copying, so AllReduce results are bit-identical everywhere.
+//
+// AllReduce splits `count` into pof2 nearly equal blocks (some empty when count < pof2) and finally
+// sends the result from each odd folded rank to the even one. Wire, per participant: 2 (n - its block),
+// about 2 (pof2-1)/pof2 * n (n = vector bytes); plus n more on each of the 2*rem folded ranks.
+// ReduceScatter's output blocks are the p input blocks of `count`: participant i's block is the output of
+// the one or two ranks it stands for, and a folded odd rank finally sends its even neighbour that
+// neighbour's output. Wire, per participant: n - its block (n = p * count * element size); an even
+// folded rank sends n, and its odd neighbour count * element size more.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/algorithms/algorithms.h"
+#include "core/algorithms/partition.h"
+#include "core/algorithms/pipeline.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+namespace {
+
+// What the halving and doubling rounds share. Participant i's block is elements [start[i], start[i+1])
+// of `vector`, which holds this participant's partial result.
+struct Participants {
+  const PowerOfTwoFold& fold;
+  int newRank;
+  const std::vector<size_t>& start;
+  char* vector;
+  size_t elemSize;
+
+  char* blocksAt(size_t first) const { return elementAt(vector, start[first], elemSize); }
+  size_t bytesOf(size_t first, size_t last) const { return (start[last] - start[first]) * elemSize; }
+  // Most bytes a participant receives in one halving round: half of all blocks, in the first round.
+  size_t largestHalfBytes() const {
+    const size_t half = fold.pof2 / 2;
+    return std::max(bytesOf(0, half), bytesOf(half, fold.pof2));
+  }
+};
+
+void reduceScatterByHalving(const Participants& group, void* incoming, const CollArgs& args, Channel& channel) {
+  size_t first = 0;  // this participant's range of blocks is [first, first + 2 * distance)
+  for (int distance = group.fold.pof2 / 2; distance >= 1; distance /= 2) {
+    const int partnerNewRank = group.newRank ^ distance;
+    const bool lower = group.newRank < partnerNewRank;
+    const size_t kept = lower ? first : first + distance;
+    const size_t given = lower ? first + distance : first;
+    const size_t keptBytes = group.bytesOf(kept, kept + distance);
+    const int partner = group.fold.oldRank(partnerNewRank);
+    exchange(channel, partner, group.blocksAt(given), group.bytesOf(given, given + distance), partner, incoming,
+             keptBytes);
+    if (keptBytes != 0) {
+      // The lower participant's partial result first, as on the partner for the half it keeps.
+      char* partial = group.blocksAt(kept);
+      const size_t n = keptBytes / group.elemSize;
+      if (lower) {
+        reduce(partial, partial, incoming, n, args.type, args.op);
+      } else {
+        reduce(partial, incoming, partial, n, args.type, args.op);
+      }
+    }
+    first = kept;
+  }
+}
+
+void allGatherByDoubling(const Participants& group, Channel& channel) {
+  for (int distance = 1; distance < group.fold.pof2; distance *= 2) {
+    const int partnerNewRank = group.newRank ^ distance;
+    // Before this round each participant holds the `distance` blocks of its aligned group of that size.
+    const size_t mine = group.newRank & ~(distance - 1);
+    const size_t theirs = partnerNewRank & ~(distance - 1);
+    const int partner = group.fold.oldRank(partnerNewRank);
+    exchange(channel, partner, group.blocksAt(mine), group.bytesOf(mine, mine + distance), partner,
+             group.blocksAt(theirs), group.bytesOf(theirs, theirs + distance));
+  }
+}
+
+}  // namespace
+
+void allReduceRabenseifner(const CollArgs& args, Channel& channel) {
+  const int p = channel.size();
+  const int rank = channel.rank();
+  const size_t elemSize = dataTypeSize(args.type);
+  const size_t count = args.count;
+  const size_t bytes = count * elemSize;
+  if (count == 0) return;
+  // recvbuff holds this rank's partial result from here on.
+  if (args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+  if (p == 1) return;
+
+  const PowerOfTwoFold fold(p);
+  const int newRank = fold.newRank(rank);
+  const bool folded = rank < 2 * fold.rem;
+  if (newRank < 0) {
+    channel.send(rank + 1, args.recvbuff, bytes);
+    channel.recv(rank + 1, args.recvbuff, bytes);
+    return;
+  }
+
+  const Partition blocks(count, fold.pof2);
+  std::vector<size_t> start(fold.pof2 + 1);
+  for (int i = 0; i <= fold.pof2; ++i) start[i] = blocks.offset(i);
+  const Participants group{fold, newRank, start, static_cast<char*>(args.recvbuff), elemSize};
+  void* incoming = channel.scratch(0, folded ? bytes : group.largestHalfBytes());
+
+  if (folded) {
+    channel.recv(rank - 1, incoming, bytes);
+    reduce(args.recvbuff, incoming, args.recvbuff, count, args.type, args.op);  // the lower rank first
+  }
+  reduceScatterByHalving(group, incoming, args, channel);
+  allGatherByDoubling(group, channel);
+  if (folded) channel.send(rank - 1, args.recvbuff, bytes);
+}
+
+void reduceScatterRabenseifner(const CollArgs& args, Channel& channel) {
+  const int p = channel.size();
+  const int rank = channel.rank();
+  const size_t elemSize = dataTypeSize(args.type);
+  const size_t count = args.count;
+  const size_t outputBytes = count * elemSize;
+  const size_t inputBytes = p * outputBytes;
+  if (count == 0) return;
+  const char* ownOutput = elementAt(args.sendbuff, rank * count, elemSize);
+  if (p == 1) {
+    if (ownOutput != args.recvbuff) std::memcpy(args.recvbuff, ownOutput, outputBytes);
+    return;
+  }
+
+  const PowerOfTwoFold fold(p);
+  const int newRank = fold.newRank(rank);
+  const bool folded = rank < 2 * fold.rem;
+  if (newRank < 0) {
+    channel.send(rank + 1, args.sendbuff, inputBytes);
+    channel.recv(rank + 1, args.recvbuff, outputBytes);
+    return;
+  }
+
+  // Participant i stands for ranks 2i and 2i+1 when folded, else for rank i + rem; their output blocks
+  // are adjacent, so its block is one contiguous range.
+  std::vector<size_t> start(fold.pof2 + 1);
+  for (int i = 0; i <= fold.pof2; ++i) start[i] = static_cast<size_t>(i < fold.rem ? 2 * i : i + fold.rem) * count;
+  // sendbuff is read-only and recvbuff too small: the partial results live in scratch.
+  char* partial = static_cast<char*>(channel.scratch(1, inputBytes));
+  const Participants group{fold, newRank, start, partial, elemSize};
+  void* incoming = channel.scratch(0, folded ? inputBytes : group.largestHalfBytes());
+
+  if (folded) {
+    channel.recv(rank - 1, incoming, inputBytes);
+    reduce(partial, incoming, args.sendbuff, p * count, args.type, args.op);  // the lower rank first
+  } else {
+    std::memcpy(partial, args.sendbuff, inputBytes);
+  }
+  reduceScatterByHalving(group, incoming, args, channel);
+  if (folded) channel.send(rank - 1, elementAt(partial, (rank - 1) * count, elemSize), outputBytes);
+  std::memcpy(args.recvbuff, elementAt(partial, rank * count, elemSize), outputBytes);
+}
+
+}  // namespace weft

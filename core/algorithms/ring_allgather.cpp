@@ -1,0 +1,78 @@
+// AllGather, ring.
+//
+// Rank r's block (count elements) goes to position r of every rank's recvbuff. Ranks form a ring, each
+// sending to rank+1 and receiving from rank-1. Rank r first places its own block, then in p-1 steps: at
+// step s it sends block (r-s) mod p (its own at step 0, afterwards the one it received the step before)
+// and receives block (r-s-1) mod p straight into recvbuff.
+//
+// Pipelining: blocks are cut into segments of at most gPipelineSegmentBytes; a segment is forwarded as
+// soon as it has arrived, with up to kSegmentsInFlight receives posted ahead, in rounds of
+// kSegmentsInFlight segments per block (pipeline.h). No scratch is needed.
+//
+// Wire, per rank: p-1 steps of n bytes (n = count * element size), (p-1) * n in all.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/algorithms/algorithms.h"
+#include "core/algorithms/partition.h"
+#include "core/algorithms/pipeline.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+
+void allGatherRing(const CollArgs& args, Channel& channel) {
+  const int p = channel.size();
+  const int rank = channel.rank();
+  const size_t elemSize = dataTypeSize(args.type);
+  const size_t count = args.count;
+  if (count == 0) return;
+  auto output = [&](size_t block, size_t offset) {
+    return elementAt(args.recvbuff, block * count + offset, elemSize);
+  };
+  // In place, sendbuff already is this rank's block of recvbuff.
+  if (args.sendbuff != output(rank, 0)) std::memcpy(output(rank, 0), args.sendbuff, count * elemSize);
+  if (p == 1) return;
+
+  const size_t segmentsPerBlock = ceilDiv(count, segmentElements(elemSize));
+  const Partition segments(count, segmentsPerBlock);
+  const int right = ringIndex(rank + 1, p);
+  const int left = ringIndex(rank - 1, p);
+  auto sentBlock = [&](size_t step) { return static_cast<size_t>(ringIndex(rank - static_cast<int>(step), p)); };
+  auto receivedBlock = [&](size_t step) { return sentBlock(step + 1); };
+  auto bytesOf = [&](size_t segment) { return segments.count(segment) * elemSize; };
+
+  // One round: segments [first, first + m) of every block. Message i is segment first + i % m of step i / m.
+  auto round = [&](size_t first, size_t m) {
+    const size_t messages = (p - 1) * m;
+    const size_t inFlight = std::min(kSegmentsInFlight, messages);
+    std::vector<PendingRecv> window(inFlight);
+    auto postRecv = [&](size_t i) {
+      const size_t segment = first + i % m;
+      window[i % inFlight].post(channel, left, output(receivedBlock(i / m), segments.offset(segment)),
+                                bytesOf(segment));
+    };
+
+    SendQueue sends(channel);
+    for (size_t i = 0; i < inFlight; ++i) postRecv(i);
+    for (size_t k = 0; k < m; ++k) {  // m <= inFlight: within the right neighbour's window
+      sends.post(right, output(rank, segments.offset(first + k)), bytesOf(first + k));
+    }
+    for (size_t i = 0; i < messages; ++i) {
+      const size_t step = i / m;
+      const size_t segment = first + i % m;
+      sends.waitWith(window[i % inFlight]);
+      if (step + 1 < static_cast<size_t>(p - 1)) {
+        sends.post(right, output(receivedBlock(step), segments.offset(segment)), bytesOf(segment));
+      }
+      if (i + inFlight < messages) postRecv(i + inFlight);
+    }
+    sends.completeAll();
+  };
+
+  for (size_t first = 0; first < segmentsPerBlock; first += kSegmentsInFlight) {
+    round(first, std::min(kSegmentsInFlight, segmentsPerBlock - first));
+  }
+}
+
+}  // namespace weft
