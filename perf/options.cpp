@@ -1,0 +1,205 @@
+#include "options.h"
+
+#include <getopt.h>
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+#include "colls.h"
+#include "types.h"
+
+namespace commperf {
+
+namespace {
+
+enum LongOnly { kColl = 1000, kJson };
+
+const option kLongOptions[] = {
+    {"minbytes", required_argument, nullptr, 'b'},
+    {"maxbytes", required_argument, nullptr, 'e'},
+    {"stepfactor", required_argument, nullptr, 'f'},
+    {"stepbytes", required_argument, nullptr, 'i'},
+    {"iters", required_argument, nullptr, 'n'},
+    {"warmup_iters", required_argument, nullptr, 'w'},
+    {"check", required_argument, nullptr, 'c'},
+    {"datatype", required_argument, nullptr, 'd'},
+    {"op", required_argument, nullptr, 'o'},
+    {"root", required_argument, nullptr, 'r'},
+    {"coll", required_argument, nullptr, kColl},
+    {"json", required_argument, nullptr, kJson},
+    {"help", no_argument, nullptr, 'h'},
+    {nullptr, 0, nullptr, 0},
+};
+
+bool parseInt(const std::string& text, long long low, long long high, long long& value) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end && !text.empty() && value >= low && value <= high;
+}
+
+std::string joinCommandLine(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    if (i) line += ' ';
+    line += argv[i];
+  }
+  return line;
+}
+
+}  // namespace
+
+bool parseByteCount(const std::string& text, size_t& value) {
+  std::string digits = text;
+  if (!digits.empty() && (digits.back() == 'B' || digits.back() == 'b')) digits.pop_back();
+  unsigned shift = 0;
+  if (!digits.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        break;
+    }
+    if (shift) digits.pop_back();
+  }
+  unsigned long long number = 0;
+  const char* end = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), end, number);
+  if (digits.empty() || ec != std::errc() || ptr != end) return false;
+  if (number > (std::numeric_limits<size_t>::max() >> shift)) return false;
+  value = static_cast<size_t>(number) << shift;
+  return true;
+}
+
+ParseResult parseOptions(int argc, char** argv, Options& options) {
+  options.commandLine = joinCommandLine(argc, argv);
+  auto error = [](std::string message) { return ParseResult{ParseStatus::kError, std::move(message)}; };
+  opterr = 0;
+  optind = 1;
+  int option;
+  while ((option = getopt_long(argc, argv, ":b:e:f:i:n:w:c:d:o:r:h", kLongOptions, nullptr)) != -1) {
+    std::string arg = optarg ? optarg : "";
+    long long number = 0;
+    switch (option) {
+      case 'b':
+        if (!parseByteCount(arg, options.minBytes)) return error("invalid --minbytes '" + arg + "'");
+        break;
+      case 'e':
+        if (!parseByteCount(arg, options.maxBytes)) return error("invalid --maxbytes '" + arg + "'");
+        break;
+      case 'f':
+        if (!parseInt(arg, 1, 1 << 20, number)) return error("invalid --stepfactor '" + arg + "' (integer >= 1)");
+        options.stepFactor = static_cast<size_t>(number);
+        break;
+      case 'i':
+        if (!parseByteCount(arg, options.stepBytes) || options.stepBytes == 0)
+          return error("invalid --stepbytes '" + arg + "' (size > 0)");
+        break;
+      case 'n':
+        if (!parseInt(arg, 1, 1 << 30, number)) return error("invalid --iters '" + arg + "' (integer >= 1)");
+        options.iters = static_cast<int>(number);
+        break;
+      case 'w':
+        if (!parseInt(arg, 0, 1 << 30, number))
+          return error("invalid --warmup_iters '" + arg + "' (integer >= 0)");
+        options.warmupIters = static_cast<int>(number);
+        break;
+      case 'c':
+        if (!parseInt(arg, 0, 1, number)) return error("invalid --check '" + arg + "' (0 or 1)");
+        options.check = number == 1;
+        break;
+      case 'd':
+        if (arg == "all") {
+          options.types.clear();
+          for (int t = 0; t < WEFT_NUM_DATA_TYPES; ++t) options.types.push_back(static_cast<weftDataType_t>(t));
+        } else if (auto type = parseType(arg)) {
+          options.types = {*type};
+        } else {
+          return error("unknown --datatype '" + arg + "'");
+        }
+        break;
+      case 'o':
+        if (arg == "all") {
+          options.ops.clear();
+          for (int o = 0; o < WEFT_NUM_RED_OPS; ++o) options.ops.push_back(static_cast<weftRedOp_t>(o));
+        } else if (auto op = parseOp(arg)) {
+          options.ops = {*op};
+        } else {
+          return error("unknown --op '" + arg + "'");
+        }
+        break;
+      case 'r':
+        if (!parseInt(arg, 0, std::numeric_limits<int>::max(), number))
+          return error("invalid --root '" + arg + "' (integer >= 0)");
+        options.root = static_cast<int>(number);
+        break;
+      case kColl:
+        if (arg == "all") {
+          options.colls.clear();
+          for (const CollDesc& desc : allColls()) options.colls.push_back(desc.name);
+        } else if (findColl(arg)) {
+          options.colls = {arg};
+        } else {
+          return error("unknown --coll '" + arg + "'");
+        }
+        break;
+      case kJson:
+        if (arg.empty()) return error("--json needs a file name");
+        options.jsonPath = arg;
+        break;
+      case 'h':
+        return ParseResult{ParseStatus::kHelp, {}};
+      case ':':
+        return error(std::string("option '") + argv[optind - 1] + "' needs an argument");
+      default:
+        if (optopt) return error(std::string("unknown option '-") + static_cast<char>(optopt) + "'");
+        return error(std::string("unknown option '") + argv[optind - 1] + "'");
+    }
+  }
+  if (optind < argc) return error(std::string("unexpected argument '") + argv[optind] + "'");
+  if (options.minBytes > options.maxBytes) return error("--minbytes is larger than --maxbytes");
+  if (options.minBytes == 0 && options.stepFactor > 1)
+    return error("--minbytes 0 needs --stepfactor 1 (a factor never grows 0)");
+  return ParseResult{};
+}
+
+std::string usage(const char* program) {
+  std::string text = std::string("Usage: ") + program + " [options]\n";
+  text +=
+      "  -b, --minbytes <size>      smallest size (default 8; suffixes K, M, G)\n"
+      "  -e, --maxbytes <size>      largest size (default 64M)\n"
+      "  -f, --stepfactor <n>       multiply the size by n each step (default 2)\n"
+      "  -i, --stepbytes <size>     add this to the size each step when -f is 1 (default 1M)\n"
+      "  -n, --iters <n>            timed iterations per size (default 20)\n"
+      "  -w, --warmup_iters <n>     untimed iterations per size (default 5)\n"
+      "  -c, --check <0|1>          check results once per size (default 1)\n"
+      "  -d, --datatype <type>      int8 uint8 int32 uint32 int64 uint64 half|float16 bfloat16\n"
+      "                             float|float32 double|float64, or all (default float)\n"
+      "  -o, --op <op>              sum prod max min avg, or all (default sum)\n"
+      "  -r, --root <rank>          root of broadcast and reduce (default 0)\n"
+      "      --coll <name>          allreduce allgather reducescatter alltoall broadcast reduce\n"
+      "                             sendrecv, or all (default allreduce)\n"
+      "      --json <file>          also write every row as JSON to file\n"
+      "  -h, --help                 this text\n";
+  return text;
+}
+
+std::vector<size_t> sweepSizes(const Options& options) {
+  std::vector<size_t> sizes;
+  for (size_t size = options.minBytes; size <= options.maxBytes;) {
+    sizes.push_back(size);
+    size_t next = options.stepFactor > 1 ? size * options.stepFactor : size + options.stepBytes;
+    if (next <= size || (options.stepFactor > 1 && next / options.stepFactor != size)) break;  // overflow
+    size = next;
+  }
+  return sizes;
+}
+
+}  // namespace commperf
