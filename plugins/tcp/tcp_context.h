@@ -30,7 +30,8 @@ class PolledSocket {
   int fd() const { return fd_; }
   // Unregisters and hands the socket over to the caller, who closes it.
   int release();
-  void want(short events) { events_.store(events, std::memory_order_relaxed); }
+  // Tells the context's epoll set what to wake for; a system call only when it changes.
+  void want(short events);
   short wanted() const { return events_.load(std::memory_order_relaxed); }
 
  private:
@@ -51,6 +52,7 @@ class Context {
   long long bufferBytes() const { return bufferBytes_; }
 
   // Blocks up to timeoutUs (<= 0: does not block) until a registered socket is ready for what it waits for.
+  // An epoll set holds every socket, so a wait costs the same with 2 peers or 2000.
   void waitReady(int timeoutUs);
 
   // Number of registered sockets (open comms and connections being set up).
@@ -63,6 +65,7 @@ class Context {
  private:
   friend class PolledSocket;
   void add(PolledSocket* s);
+  void modify(PolledSocket* s, short events);
   void remove(PolledSocket* s);
 
   const weftPluginHost_v1* host_;
@@ -70,6 +73,7 @@ class Context {
   long long bufferBytes_;
   std::mutex mutex_;
   std::unordered_set<PolledSocket*> sockets_;
+  int epollFd_;
 };
 
 }  // namespace weft::tcp
