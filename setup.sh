@@ -8,6 +8,7 @@ packages=(
   libspdlog-dev libfmt-dev
   libgtest-dev googletest
   clang-format
+  libgloo-dev gnuplot-nox python3
 )
 missing=()
 for p in "${packages[@]}"; do

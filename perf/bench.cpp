@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <new>
 
 #include "check.h"
+#include "stats.h"
 #include "types.h"
 
 namespace commperf {
@@ -17,6 +19,50 @@ namespace {
 constexpr std::align_val_t kAlignment{64};
 
 unsigned char* allocate(size_t bytes) { return static_cast<unsigned char*>(::operator new(bytes, kAlignment)); }
+
+using Side = std::function<void()>;
+
+// Seconds per iteration of each side in each round, max across ranks: result[side][round]. Warm-up first,
+// then the rounds; the side that goes first alternates from round to round.
+std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options) {
+  for (const Side& side : sides)
+    for (int i = 0; i < options.warmupIters; ++i) side();
+  int rounds = options.rounds, iters = options.itersPerRound();
+  size_t nsides = sides.size();
+  std::vector<double> local(nsides * rounds), global(nsides * rounds);
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t turn = 0; turn < nsides; ++turn) {
+      size_t s = (turn + static_cast<size_t>(r)) % nsides;
+      MPI_Barrier(MPI_COMM_WORLD);
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) sides[s]();
+      auto stop = std::chrono::steady_clock::now();
+      local[s * rounds + r] = std::chrono::duration<double>(stop - start).count() / iters;
+    }
+  }
+  MPI_Allreduce(local.data(), global.data(), static_cast<int>(global.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<std::vector<double>> result(nsides);
+  for (size_t s = 0; s < nsides; ++s)
+    result[s].assign(global.begin() + s * rounds, global.begin() + (s + 1) * rounds);
+  return result;
+}
+
+void fillMeasure(Measure& m, const std::vector<double>& roundSec, double bytes, double busFactor) {
+  m.ran = true;
+  for (double sec : roundSec) m.roundUs.push_back(sec * 1e6);
+  Spread spread = summarize(m.roundUs);
+  m.timeUs = spread.median;
+  m.minUs = spread.min;
+  m.maxUs = spread.max;
+  m.algBw = m.timeUs > 0 ? bytes / (m.timeUs * 1e-6) / 1e9 : 0;
+  m.busBw = m.algBw * busFactor;
+}
+
+long long sumOverRanks(long long local) {
+  long long total = 0;
+  MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
 
 }  // namespace
 
@@ -29,8 +75,13 @@ void weftCheck(weftResult_t result, const char* what, int rank) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-Bench::Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes)
-    : comm_(comm), rank_(rank), nranks_(nranks), options_(options), capacity_(capacityBytes + 64) {
+double Row::ratio() const {
+  if (!peer.ran || !outOfPlace.ran || outOfPlace.timeUs <= 0) return 0;
+  return peer.timeUs / outOfPlace.timeUs;
+}
+
+Bench::Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes, Peer* peer)
+    : comm_(comm), rank_(rank), nranks_(nranks), options_(options), capacity_(capacityBytes + 64), peer_(peer) {
   send_ = allocate(capacity_);
   recv_ = allocate(capacity_);
 }
@@ -50,47 +101,89 @@ Row Bench::run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::opt
           desc.hasOp ? op : std::nullopt,
           desc.hasRoot ? options_.root : -1,
           {},
+          {},
           {}};
-  row.outOfPlace = measure(desc, row, counts, false);
-  if (desc.hasInPlace) row.inPlace = measure(desc, row, counts, true);
+  if (peer_) {
+    measureWithPeer(row, counts);
+    return row;
+  }
+  measureWeft(row, counts, false, row.outOfPlace);
+  if (desc.hasInPlace) measureWeft(row, counts, true, row.inPlace);
   return row;
 }
 
-Measure Bench::measure(const CollDesc& desc, const Row& row, const CollCounts& counts, bool inPlace) {
+CallArgs Bench::argsFor(const Row& row, const CollCounts& counts, bool inPlace) {
   size_t elemSize = typeSize(row.type);
   unsigned char* sendptr = inPlace ? recv_ + counts.sendInplaceOffset * elemSize : send_;
   unsigned char* recvptr = inPlace ? recv_ + counts.recvInplaceOffset * elemSize : recv_;
-  CallArgs args{sendptr,       recvptr, row.count, row.type, row.op.value_or(weftSum),
-                options_.root, rank_,   nranks_,   comm_};
+  return CallArgs{sendptr,       recvptr, row.count, row.type, row.op.value_or(weftSum),
+                  options_.root, rank_,   nranks_,   comm_};
+}
+
+void Bench::measureWeft(const Row& row, const CollCounts& counts, bool inPlace, Measure& m) {
+  const CollDesc& desc = *row.desc;
+  CallArgs args = argsFor(row, counts, inPlace);
   CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
-  const char* what = desc.name;
+  fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
+  std::vector<Side> sides{[&] { weftCheck(desc.call(args), desc.name, rank_); }};
+  auto times = timeRounds(sides, options_);
+  double bytes = algBytes(desc, row.count, typeSize(row.type), nranks_);
+  fillMeasure(m, times[0], bytes, desc.busFactor(nranks_));
+  if (options_.check) {
+    fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
+    if (!inPlace) poisonOutput(ctx, args.recvbuff, counts.recvCount);
+    weftCheck(desc.call(args), desc.name, rank_);
+    m.wrong = sumOverRanks(static_cast<long long>(countWrong(ctx, args.recvbuff)));
+  }
+}
 
-  fillInput(ctx, sendptr, counts.sendCount);
-  for (int i = 0; i < options_.warmupIters; ++i) weftCheck(desc.call(args), what, rank_);
+void Bench::peerCall(const CollDesc& desc, const CallArgs& args) {
+  try {
+    peer_->call(desc, args);
+  } catch (const PeerError& e) {
+    std::fprintf(stderr, "commperf: rank %d: %s: %s\n", rank_, peer_->library(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
 
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < options_.iters; ++i) weftCheck(desc.call(args), what, rank_);
-  auto stop = std::chrono::steady_clock::now();
-  double localSec = std::chrono::duration<double>(stop - start).count() / options_.iters;
-  double sec = 0;
-  MPI_Allreduce(&localSec, &sec, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+long long Bench::checkPeer(const CollDesc& desc, const Row& row, const CollCounts& counts) {
+  CallArgs args = argsFor(row, counts, false);
+  CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
+  fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
+  poisonOutput(ctx, args.recvbuff, counts.recvCount);
+  peerCall(desc, args);
+  bool checks = peer_->checksRank(desc, rank_, options_.root);
+  return sumOverRanks(checks ? static_cast<long long>(countWrong(ctx, args.recvbuff)) : 0);
+}
 
-  Measure m;
-  m.ran = true;
-  m.timeUs = sec * 1e6;
-  double bytes = algBytes(desc, row.count, elemSize, nranks_);
-  m.algBw = sec > 0 ? bytes / sec / 1e9 : 0;
-  m.busBw = m.algBw * desc.busFactor(nranks_);
+void Bench::measureWithPeer(Row& row, const CollCounts& counts) {
+  const CollDesc& desc = *row.desc;
+  CallArgs args = argsFor(row, counts, false);
+  CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
+  // Every rank reaches the same verdict: it depends only on the collective, type and op.
+  row.peer.skipped = peer_->unsupported(desc, row.type, row.op);
+  bool withPeer = row.peer.skipped.empty();
+
+  fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
+  std::vector<Side> sides{[&] { weftCheck(desc.call(args), desc.name, rank_); }};
+  if (withPeer) {
+    peer_->prepare(desc, args);
+    sides.emplace_back([&] { peerCall(desc, args); });
+  }
+  auto times = timeRounds(sides, options_);
+  double bytes = algBytes(desc, row.count, typeSize(row.type), nranks_);
+  fillMeasure(row.outOfPlace, times[0], bytes, desc.busFactor(nranks_));
+  if (withPeer) fillMeasure(row.peer, times[1], bytes, desc.busFactor(nranks_));
 
   if (options_.check) {
-    fillInput(ctx, sendptr, counts.sendCount);
-    if (!inPlace) poisonOutput(ctx, recvptr, counts.recvCount);
-    weftCheck(desc.call(args), what, rank_);
-    long long localWrong = static_cast<long long>(countWrong(ctx, recvptr));
-    MPI_Allreduce(&localWrong, &m.wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
+    poisonOutput(ctx, args.recvbuff, counts.recvCount);
+    weftCheck(desc.call(args), desc.name, rank_);
+    row.outOfPlace.wrong = sumOverRanks(static_cast<long long>(countWrong(ctx, args.recvbuff)));
+    if (withPeer) row.peer.wrong = checkPeer(desc, row, counts);
   }
-  return m;
+  if (withPeer) peer_->release();
 }
 
 }  // namespace commperf

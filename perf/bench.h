@@ -1,13 +1,18 @@
-// The timing loop: for one collective, size, type and op, time the out-of-place and in-place forms
-// (warm-up excluded, average per iteration, max across ranks), then check each once.
+// The timing loop. For one collective, size, type and op: warm-up, then R rounds; in each round every side
+// (Weft, and the peer library when there is one) runs k timed iterations, the sides taking turns, so that a
+// burst of noise on a shared machine hits both rather than one. A round's time is the per-iteration average
+// of the slowest rank; a size's time is the median round, with the min-max spread. Each side is then checked
+// once.
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "colls.h"
 #include "options.h"
+#include "peer.h"
 #include "weft/weft.h"
 
 namespace commperf {
@@ -16,11 +21,15 @@ namespace commperf {
 void weftCheck(weftResult_t result, const char* what, int rank);
 
 struct Measure {
-  bool ran = false;      // false: no such form (in-place alltoall/sendrecv)
-  double timeUs = 0;     // average per iteration, max across ranks
-  double algBw = 0;      // GB/s
-  double busBw = 0;      // GB/s
-  long long wrong = -1;  // summed over ranks; -1 when not checked
+  bool ran = false;     // false: no such form (in-place alltoall/sendrecv), or the peer cannot run it
+  std::string skipped;  // why the peer cannot run it ("n/a" in the table)
+  double timeUs = 0;    // median over rounds of the per-iteration time (max across ranks)
+  double minUs = 0;     // fastest and slowest round
+  double maxUs = 0;
+  std::vector<double> roundUs;  // every round, in order
+  double algBw = 0;             // GB/s, from the median time
+  double busBw = 0;             // GB/s
+  long long wrong = -1;         // summed over ranks; -1 when not checked
 };
 
 struct Row {
@@ -29,15 +38,17 @@ struct Row {
   size_t count;  // elements passed to Weft
   weftDataType_t type;
   std::optional<weftRedOp_t> op;
-  int root;  // -1 when the collective has none
-  Measure outOfPlace;
-  Measure inPlace;
+  int root;              // -1 when the collective has none
+  Measure outOfPlace;    // Weft
+  Measure inPlace;       // Weft; not run when there is a peer (only out-of-place forms are compared)
+  Measure peer;          // the peer's out-of-place form; ran == false without a peer
+  double ratio() const;  // peer time / Weft time (medians); 0 when either is missing
 };
 
 class Bench {
  public:
-  // capacityBytes: the largest size to be run.
-  Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes);
+  // capacityBytes: the largest size to be run. peer may be null.
+  Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes, Peer* peer);
   ~Bench();
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
@@ -45,13 +56,18 @@ class Bench {
   Row run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::optional<weftRedOp_t> op);
 
  private:
-  Measure measure(const CollDesc& desc, const Row& row, const CollCounts& counts, bool inPlace);
+  CallArgs argsFor(const Row& row, const CollCounts& counts, bool inPlace);
+  void measureWeft(const Row& row, const CollCounts& counts, bool inPlace, Measure& m);
+  void measureWithPeer(Row& row, const CollCounts& counts);
+  void peerCall(const CollDesc& desc, const CallArgs& args);
+  long long checkPeer(const CollDesc& desc, const Row& row, const CollCounts& counts);
 
   weftComm_t comm_;
   int rank_;
   int nranks_;
   const Options& options_;
   size_t capacity_;
+  Peer* peer_;
   unsigned char* send_ = nullptr;
   unsigned char* recv_ = nullptr;
 };

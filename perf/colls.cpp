@@ -90,14 +90,20 @@ Source fromPrevious(size_t j, size_t, int rank, int nranks, int) {
 }
 
 constexpr CollDesc kColls[] = {
-    {"allreduce", true, false, true, sameCounts, false, allReduceFactor, callAllReduce, everyRank, reducedSame},
-    {"allgather", false, false, true, allGatherCounts, true, ringFactor, callAllGather, everyRank, gathered},
-    {"reducescatter", true, false, true, reduceScatterCounts, true, ringFactor, callReduceScatter, everyRank,
-     scattered},
-    {"alltoall", false, false, false, allToAllCounts, true, ringFactor, callAllToAll, everyRank, exchanged},
-    {"broadcast", false, true, true, sameCounts, false, unitFactor, callBroadcast, everyRank, fromRoot},
-    {"reduce", true, true, true, sameCounts, false, unitFactor, callReduce, rootOnly, reducedSame},
-    {"sendrecv", false, false, false, sameCounts, false, unitFactor, callSendRecv, everyRank, fromPrevious},
+    {"allreduce", CollKind::kAllReduce, true, false, true, sameCounts, false, allReduceFactor, callAllReduce,
+     everyRank, reducedSame},
+    {"allgather", CollKind::kAllGather, false, false, true, allGatherCounts, true, ringFactor, callAllGather,
+     everyRank, gathered},
+    {"reducescatter", CollKind::kReduceScatter, true, false, true, reduceScatterCounts, true, ringFactor,
+     callReduceScatter, everyRank, scattered},
+    {"alltoall", CollKind::kAllToAll, false, false, false, allToAllCounts, true, ringFactor, callAllToAll,
+     everyRank, exchanged},
+    {"broadcast", CollKind::kBroadcast, false, true, true, sameCounts, false, unitFactor, callBroadcast, everyRank,
+     fromRoot},
+    {"reduce", CollKind::kReduce, true, true, true, sameCounts, false, unitFactor, callReduce, rootOnly,
+     reducedSame},
+    {"sendrecv", CollKind::kSendRecv, false, false, false, sameCounts, false, unitFactor, callSendRecv, everyRank,
+     fromPrevious},
 };
 
 }  // namespace

@@ -39,8 +39,12 @@ struct Source {
   size_t index;
 };
 
+// Which collective, for code that maps each one to another library's call (the peers).
+enum class CollKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kReduce, kSendRecv };
+
 struct CollDesc {
   const char* name;
+  CollKind kind;
   bool hasOp;       // runs once per reduction op
   bool hasRoot;     // uses --root
   bool hasInPlace;  // weft.h defines an in-place form

@@ -1,37 +1,31 @@
-// commperf: nccl-tests-style bandwidth benchmark for Weft. MPI only launches the ranks, carries the unique id
-// and combines timings and error counts; every measured byte goes through Weft.
+// commperf: nccl-tests-style bandwidth benchmark for Weft. MPI launches the ranks, carries the unique id and
+// combines timings and error counts; with --peer, the same sweep also runs through Open MPI or Gloo,
+// interleaved with Weft's, for side-by-side ratios.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "bench.h"
+#include "bounds.h"
 #include "colls.h"
+#include "info.h"
 #include "options.h"
+#include "peer.h"
 #include "report.h"
+#include "summary.h"
 #include "weft/weft.h"
 
 using namespace commperf;
 
 namespace {
-
-std::vector<std::string> gatherRankLines(int rank, int nranks) {
-  char host[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  MPI_Get_processor_name(host, &length);
-  char line[MPI_MAX_PROCESSOR_NAME + 64] = {};
-  std::snprintf(line, sizeof line, "Rank %2d Pid %6d on %10s", rank, static_cast<int>(getpid()), host);
-  std::vector<char> all(rank == 0 ? sizeof line * nranks : 0);
-  MPI_Gather(line, sizeof line, MPI_CHAR, all.data(), sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::string> lines;
-  if (rank == 0)
-    for (int r = 0; r < nranks; ++r) lines.emplace_back(all.data() + r * sizeof line);
-  return lines;
-}
 
 weftComm_t initComm(int rank, int nranks) {
   weftUniqueId id{};
@@ -50,9 +44,53 @@ weftComm_t initComm(int rank, int nranks) {
   return comm;
 }
 
+// Rank 0 measures the bounds alone: the other ranks wait in a barrier they poll slowly, so that they take no
+// CPU from the measurement (MPI_Barrier would spin).
+std::optional<Bounds> measureBoundsOnRankZero(const Options& options, int rank) {
+  std::optional<Bounds> bounds;
+  if (rank == 0) bounds = measureBounds(options.boundsBytes);
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  for (int done = 0; !done;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done) usleep(1000);
+  }
+  return bounds;
+}
+
 int finish(int code) {
   MPI_Finalize();
   return code;
+}
+
+ParseResult checkAgainstRun(const Options& options, int nranks) {
+  if (options.root >= nranks)
+    return {ParseStatus::kError, "--root " + std::to_string(options.root) + " is not a rank (there are " +
+                                     std::to_string(nranks) + ")"};
+  if (options.peer == PeerKind::kGloo && !glooBuiltIn())
+    return {ParseStatus::kError,
+            "--peer gloo: commperf was built without Gloo (install Debian's libgloo-dev and "
+            "re-run cmake)"};
+  return {};
+}
+
+// Rank 0 creates (truncates) the --json and --csv files; every rank learns whether that worked.
+bool outputsWritable(const Options& options, int rank) {
+  int ok = 1;
+  if (rank == 0) {
+    for (const std::string& path : {options.jsonPath, options.csvPath}) {
+      if (path.empty()) continue;
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      if (!f) {
+        std::fprintf(stderr, "commperf: error: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+        ok = 0;
+        break;
+      }
+      std::fclose(f);
+    }
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return ok == 1;
 }
 
 }  // namespace
@@ -70,65 +108,78 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fputs(usage(argv[0]).c_str(), stdout);
     return finish(0);
   }
-  if (parsed.status == ParseStatus::kRun && options.root >= nranks)
-    parsed = {ParseStatus::kError, "--root " + std::to_string(options.root) + " is not a rank (there are " +
-                                       std::to_string(nranks) + ")"};
+  if (parsed.status == ParseStatus::kRun) parsed = checkAgainstRun(options, nranks);
   if (parsed.status == ParseStatus::kError) {
-    if (rank == 0) std::fprintf(stderr, "commperf: error: %s\nTry '%s --help'.\n", parsed.error.c_str(), argv[0]);
+    if (rank == 0) std::fprintf(stderr, "commperf: error: %s; see --help\n", parsed.error.c_str());
     return finish(2);
   }
 
-  std::vector<size_t> sizes = sweepSizes(options);
-  size_t capacity = *std::max_element(sizes.begin(), sizes.end());
+  // A file that cannot be written is found now, not after the sweep.
+  if (!outputsWritable(options, rank)) return finish(2);
 
-  RunInfo info;
-  info.nranks = nranks;
-  weftCheck(weftGetVersion(&info.version), "weftGetVersion", rank);
-  info.rankLines = gatherRankLines(rank, nranks);
+  std::optional<Bounds> bounds;
+  if (options.bounds) bounds = measureBoundsOnRankZero(options, rank);
+
+  std::string peerError;
+  std::unique_ptr<Peer> peer = makePeer(options, rank, nranks, peerError);
+  if (options.peer != PeerKind::kNone && !peer) {
+    if (rank == 0)
+      std::fprintf(stderr, "commperf: error: --peer %s: %s\n", peerName(options.peer), peerError.c_str());
+    return finish(1);
+  }
+
+  RunInfo info = gatherRunInfo(rank, nranks, peer.get());
+  info.bounds = bounds;
   std::FILE* out = stdout;
   if (rank == 0) printHeader(out, options, info);
 
-  weftComm_t comm = initComm(rank, nranks);
-  long long totalWrong = 0;
-  JsonReport json(options, info);
-  try {
-    Bench bench(comm, rank, nranks, options, capacity);
-    for (const std::string& collName : options.colls) {
-      const CollDesc& desc = *findColl(collName);
-      if (rank == 0) printCollHeader(out, desc.name);
-      long long collWrong = 0;
-      double busBwSum = 0;
-      int busBwCount = 0;
-      for (weftDataType_t type : options.types) {
-        std::vector<std::optional<weftRedOp_t>> ops(options.ops.begin(), options.ops.end());
-        if (!desc.hasOp) ops = {std::nullopt};
-        for (std::optional<weftRedOp_t> op : ops) {
-          for (size_t size : sizes) {
-            Row row = bench.run(desc, size, type, op);
-            for (const Measure* m : {&row.outOfPlace, &row.inPlace}) {
-              if (!m->ran) continue;
-              busBwSum += m->busBw;
-              ++busBwCount;
-              collWrong += std::max(0LL, m->wrong);
+  Results results;
+  if (!options.colls.empty()) {
+    std::vector<size_t> sizes = sweepSizes(options);
+    size_t capacity = *std::max_element(sizes.begin(), sizes.end());
+    weftComm_t comm = initComm(rank, nranks);
+    try {
+      Bench bench(comm, rank, nranks, options, capacity, peer.get());
+      for (const std::string& collName : options.colls) {
+        CollSummary summary;
+        summary.desc = findColl(collName);
+        summary.weftAlgorithm = weftAlgorithmFor(info.weftAlgo, collName);
+        if (peer) summary.peerAlgorithm = peer->algorithm(*summary.desc);
+        if (rank == 0) printCollHeader(out, summary, info);
+        for (weftDataType_t type : options.types) {
+          std::vector<std::optional<weftRedOp_t>> ops(options.ops.begin(), options.ops.end());
+          if (!summary.desc->hasOp) ops = {std::nullopt};
+          for (std::optional<weftRedOp_t> op : ops) {
+            for (size_t size : sizes) {
+              Row row = bench.run(*summary.desc, size, type, op);
+              summary.add(row);
+              if (rank == 0) printRow(out, row, info);
+              if (rank == 0) results.rows.push_back(std::move(row));
             }
-            if (rank == 0) printRow(out, row);
-            if (rank == 0 && !options.jsonPath.empty()) json.add(row);
           }
         }
+        summary.finish();
+        if (rank == 0) printCollFooter(out, summary, info);
+        results.totalWrong += summary.weft.wrong + summary.peer.wrong;
+        results.colls.push_back(std::move(summary));
       }
-      if (rank == 0) printCollFooter(out, collWrong, busBwCount ? busBwSum / busBwCount : 0.0);
-      totalWrong += collWrong;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "commperf: rank %d: cannot allocate two buffers of %zu bytes\n", rank, capacity);
+      MPI_Abort(MPI_COMM_WORLD, 1);
     }
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "commperf: rank %d: cannot allocate two buffers of %zu bytes\n", rank, capacity);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    weftCheck(weftCommDestroy(comm), "weftCommDestroy", rank);
   }
+  if (rank == 0) printSummary(out, results.colls, info);
 
-  int code = totalWrong > 0 ? 1 : 0;
-  if (rank == 0 && !options.jsonPath.empty() && !json.write(options.jsonPath, totalWrong)) {
+  int code = results.totalWrong > 0 ? 1 : 0;
+  if (rank == 0 && !options.jsonPath.empty() && !writeJson(options.jsonPath, options, info, results)) {
     std::perror(("commperf: cannot write " + options.jsonPath).c_str());
     code = 2;
   }
-  weftCheck(weftCommDestroy(comm), "weftCommDestroy", rank);
+  if (rank == 0 && !options.csvPath.empty() && !writeCsv(options.csvPath, options, info, results)) {
+    std::perror(("commperf: cannot write " + options.csvPath).c_str());
+    code = 2;
+  }
+  peer.reset();
   return finish(code);
 }

@@ -2,6 +2,7 @@
 
 #include <getopt.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <limits>
@@ -13,7 +14,9 @@ namespace commperf {
 
 namespace {
 
-enum LongOnly { kColl = 1000, kJson };
+enum LongOnly { kColl = 1000, kJson, kCsv, kPeer, kRounds, kBounds, kBoundsBytes, kGlooAllreduce };
+
+constexpr const char* kGlooAllreduceNames[] = {"ring", "bcube", "ring_chunked", "halving_doubling"};
 
 const option kLongOptions[] = {
     {"minbytes", required_argument, nullptr, 'b'},
@@ -28,6 +31,12 @@ const option kLongOptions[] = {
     {"root", required_argument, nullptr, 'r'},
     {"coll", required_argument, nullptr, kColl},
     {"json", required_argument, nullptr, kJson},
+    {"csv", required_argument, nullptr, kCsv},
+    {"peer", required_argument, nullptr, kPeer},
+    {"rounds", required_argument, nullptr, kRounds},
+    {"bounds", no_argument, nullptr, kBounds},
+    {"bounds_bytes", required_argument, nullptr, kBoundsBytes},
+    {"gloo_allreduce", required_argument, nullptr, kGlooAllreduce},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -82,7 +91,7 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
   options.commandLine = joinCommandLine(argc, argv);
   auto error = [](std::string message) { return ParseResult{ParseStatus::kError, std::move(message)}; };
   opterr = 0;
-  optind = 1;
+  optind = 0;  // glibc: 0 resets getopt's whole state, so that a second parse (the unit test's) starts afresh
   int option;
   while ((option = getopt_long(argc, argv, ":b:e:f:i:n:w:c:d:o:r:h", kLongOptions, nullptr)) != -1) {
     std::string arg = optarg ? optarg : "";
@@ -141,9 +150,10 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         options.root = static_cast<int>(number);
         break;
       case kColl:
-        if (arg == "all") {
+        if (arg == "all" || arg == "none") {
           options.colls.clear();
-          for (const CollDesc& desc : allColls()) options.colls.push_back(desc.name);
+          if (arg == "all")
+            for (const CollDesc& desc : allColls()) options.colls.push_back(desc.name);
         } else if (findColl(arg)) {
           options.colls = {arg};
         } else {
@@ -154,16 +164,55 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         if (arg.empty()) return error("--json needs a file name");
         options.jsonPath = arg;
         break;
+      case kCsv:
+        if (arg.empty()) return error("--csv needs a file name");
+        options.csvPath = arg;
+        break;
+      case kPeer:
+        if (arg == "none")
+          options.peer = PeerKind::kNone;
+        else if (arg == "mpi")
+          options.peer = PeerKind::kMpi;
+        else if (arg == "gloo")
+          options.peer = PeerKind::kGloo;
+        else
+          return error("unknown --peer '" + arg + "' (none, mpi or gloo)");
+        break;
+      case kRounds:
+        if (!parseInt(arg, 1, 1 << 20, number)) return error("invalid --rounds '" + arg + "' (integer >= 1)");
+        options.rounds = static_cast<int>(number);
+        break;
+      case kBounds:
+        options.bounds = true;
+        break;
+      case kBoundsBytes:
+        // At least a page per thread and array; the arrays are float, so a multiple of 4.
+        if (!parseByteCount(arg, options.boundsBytes) || options.boundsBytes < 4096)
+          return error("invalid --bounds_bytes '" + arg + "' (size >= 4K)");
+        options.boundsBytes &= ~size_t{3};
+        break;
+      case kGlooAllreduce: {
+        auto known = std::find(std::begin(kGlooAllreduceNames), std::end(kGlooAllreduceNames), arg);
+        if (known == std::end(kGlooAllreduceNames))
+          return error("unknown --gloo_allreduce '" + arg + "' (ring, bcube, ring_chunked or halving_doubling)");
+        options.glooAllreduce = arg;
+        break;
+      }
       case 'h':
         return ParseResult{ParseStatus::kHelp, {}};
       case ':':
         return error(std::string("option '") + argv[optind - 1] + "' needs an argument");
       default:
-        if (optopt) return error(std::string("unknown option '-") + static_cast<char>(optopt) + "'");
+        // A short option sets optopt to its letter; a long one that takes no argument but got one sets it to
+        // the option's value (>= kColl), which is no letter to print.
+        if (optopt > 0 && optopt < 128 && std::isprint(optopt))
+          return error(std::string("unknown option '-") + static_cast<char>(optopt) + "'");
+        if (optopt >= kColl) return error(std::string("option '") + argv[optind - 1] + "' takes no argument");
         return error(std::string("unknown option '") + argv[optind - 1] + "'");
     }
   }
   if (optind < argc) return error(std::string("unexpected argument '") + argv[optind] + "'");
+  if (options.colls.empty() && !options.bounds) return error("--coll none runs nothing without --bounds");
   if (options.minBytes > options.maxBytes) return error("--minbytes is larger than --maxbytes");
   if (options.minBytes == 0 && options.stepFactor > 1)
     return error("--minbytes 0 needs --stepfactor 1 (a factor never grows 0)");
@@ -177,18 +226,40 @@ std::string usage(const char* program) {
       "  -e, --maxbytes <size>      largest size (default 64M)\n"
       "  -f, --stepfactor <n>       multiply the size by n each step (default 2)\n"
       "  -i, --stepbytes <size>     add this to the size each step when -f is 1 (default 1M)\n"
-      "  -n, --iters <n>            timed iterations per size (default 20)\n"
-      "  -w, --warmup_iters <n>     untimed iterations per size (default 5)\n"
+      "  -n, --iters <n>            timed iterations per size and library (default 20), split over the rounds\n"
+      "  -w, --warmup_iters <n>     untimed iterations per size and library (default 5)\n"
+      "      --rounds <n>           timing rounds per size (default 5): Weft and the peer alternate round by\n"
+      "                             round; times are the median over rounds, with the min-max spread\n"
       "  -c, --check <0|1>          check results once per size (default 1)\n"
       "  -d, --datatype <type>      int8 uint8 int32 uint32 int64 uint64 half|float16 bfloat16\n"
       "                             float|float32 double|float64, or all (default float)\n"
       "  -o, --op <op>              sum prod max min avg, or all (default sum)\n"
       "  -r, --root <rank>          root of broadcast and reduce (default 0)\n"
       "      --coll <name>          allreduce allgather reducescatter alltoall broadcast reduce\n"
-      "                             sendrecv, or all (default allreduce)\n"
-      "      --json <file>          also write every row as JSON to file\n"
+      "                             sendrecv, all, or none (default allreduce)\n"
+      "      --peer <lib>           none, mpi (Open MPI) or gloo: run the same sweep through that library,\n"
+      "                             interleaved with Weft, and print both with the ratio peer time / Weft time\n"
+      "      --gloo_allreduce <alg> ring, bcube (gloo::allreduce), ring_chunked, halving_doubling (classic\n"
+      "                             algorithm classes) (default ring)\n"
+      "      --bounds               first measure memcpy and c=a+b bandwidth (1 and all threads) and a\n"
+      "                             cache-line ping-pong between two processes (rank 0 only)\n"
+      "      --bounds_bytes <size>  buffer size for --bounds (default 256M)\n"
+      "      --json <file>          also write every figure as JSON to file\n"
+      "      --csv <file>           also write every figure as CSV to file\n"
       "  -h, --help                 this text\n";
   return text;
+}
+
+const char* peerName(PeerKind peer) {
+  switch (peer) {
+    case PeerKind::kMpi:
+      return "mpi";
+    case PeerKind::kGloo:
+      return "gloo";
+    case PeerKind::kNone:
+    default:
+      return "none";
+  }
 }
 
 std::vector<size_t> sweepSizes(const Options& options) {

@@ -1,4 +1,5 @@
-// Command-line options, spelled as nccl-tests spells them, plus --coll and --json.
+// Command-line options, spelled as nccl-tests spells them, plus commperf's own long options (--coll, --peer,
+// --rounds, --json, --csv, --bounds, ...).
 #pragma once
 
 #include <cstddef>
@@ -9,20 +10,32 @@
 
 namespace commperf {
 
+// The library run side by side with Weft.
+enum class PeerKind { kNone, kMpi, kGloo };
+
 struct Options {
   size_t minBytes = 8;
   size_t maxBytes = 64ull << 20;
   size_t stepFactor = 2;
   size_t stepBytes = 1ull << 20;  // used when stepFactor == 1
-  int iters = 20;
+  int iters = 20;                 // timed iterations per size and library, split evenly over the rounds
   int warmupIters = 5;
+  int rounds = 5;  // timing rounds per size; Weft and the peer alternate round by round
   bool check = true;
   int root = 0;
   std::vector<weftDataType_t> types{weftFloat32};
   std::vector<weftRedOp_t> ops{weftSum};
-  std::vector<std::string> colls{"allreduce"};
+  std::vector<std::string> colls{"allreduce"};  // empty: no sweep (--coll none)
+  PeerKind peer = PeerKind::kNone;
+  std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
+  bool bounds = false;
+  size_t boundsBytes = 256ull << 20;
   std::string jsonPath;  // empty: no JSON
+  std::string csvPath;   // empty: no CSV
   std::string commandLine;
+
+  // Iterations in one round: iters spread over rounds, rounded up.
+  int itersPerRound() const { return (iters + rounds - 1) / rounds; }
 };
 
 enum class ParseStatus { kRun, kHelp, kError };
@@ -41,5 +54,7 @@ bool parseByteCount(const std::string& text, size_t& value);
 
 // The sizes swept, in order.
 std::vector<size_t> sweepSizes(const Options& options);
+
+const char* peerName(PeerKind peer);  // "none", "mpi", "gloo"
 
 }  // namespace commperf

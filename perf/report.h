@@ -1,4 +1,5 @@
-// Output in nccl-tests' layout on rank 0, and the optional JSON file.
+// The text table on rank 0: nccl-tests' layout without a peer; with one, Weft and the peer side by side with
+// the ratio. Files (--json, --csv) are written by report_json.cpp and report_csv.cpp.
 #pragma once
 
 #include <cstdio>
@@ -6,33 +7,29 @@
 #include <vector>
 
 #include "bench.h"
+#include "info.h"
 #include "options.h"
+#include "summary.h"
 
 namespace commperf {
 
-struct RunInfo {
-  int nranks = 0;
-  int version = 0;
-  std::vector<std::string> rankLines;  // "Rank  0 Pid  1234 on host"
-};
-
 void printHeader(std::FILE* out, const Options& options, const RunInfo& info);
-void printCollHeader(std::FILE* out, const char* collName);
-void printRow(std::FILE* out, const Row& row);
-void printCollFooter(std::FILE* out, long long wrong, double avgBusBw);
+void printBounds(std::FILE* out, const Bounds& bounds);
+void printCollHeader(std::FILE* out, const CollSummary& coll, const RunInfo& info);
+void printRow(std::FILE* out, const Row& row, const RunInfo& info);
+void printCollFooter(std::FILE* out, const CollSummary& coll, const RunInfo& info);
+// With a peer: one line per collective with both average bus bandwidths and the ratio.
+void printSummary(std::FILE* out, const std::vector<CollSummary>& colls, const RunInfo& info);
 
-// Accumulates the rows and writes them as one JSON document.
-class JsonReport {
- public:
-  JsonReport(const Options& options, const RunInfo& info) : options_(options), info_(info) {}
-  void add(const Row& row) { rows_.push_back(row); }
-  // False (with errno set by stdio) when the file cannot be written.
-  bool write(const std::string& path, long long totalWrong) const;
-
- private:
-  const Options& options_;
-  const RunInfo& info_;
-  std::vector<Row> rows_;
+// Everything a run produced, for the files.
+struct Results {
+  std::vector<Row> rows;
+  std::vector<CollSummary> colls;
+  long long totalWrong = 0;
 };
+
+// False (with errno set by stdio) when the file cannot be written.
+bool writeJson(const std::string& path, const Options& options, const RunInfo& info, const Results& results);
+bool writeCsv(const std::string& path, const Options& options, const RunInfo& info, const Results& results);
 
 }  // namespace commperf

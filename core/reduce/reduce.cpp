@@ -17,6 +17,7 @@
 #include "core/reduce/kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define WEFT_HAVE_F16C 1
 #define WEFT_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
@@ -127,7 +128,10 @@ WEFT_TARGET_F16C void f16cDivide(void* dstRaw, size_t count, int divisor) {
 bool useF16c() {
   static const bool supported = [] {
     __builtin_cpu_init();  // we may run before libgcc's own constructor has filled in the CPU model
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    // F16C through cpuid: clang's __builtin_cpu_supports does not know the "f16c" name, GCC's does.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+    return __builtin_cpu_supports("avx2") && f16c;
   }();
   return supported && !gForcePortableFloat16.load(std::memory_order_relaxed);
 }
