@@ -59,7 +59,8 @@ class Bench {
   CallArgs argsFor(const Row& row, const CollCounts& counts, bool inPlace);
   void measureWeft(const Row& row, const CollCounts& counts, bool inPlace, Measure& m);
   void measureWithPeer(Row& row, const CollCounts& counts);
-  void peerCall(const CollDesc& desc, const CallArgs& args);
+  // One call of the peer (or its prepare step); on failure prints the peer's message and aborts the job.
+  void peerCall(const CollDesc& desc, const CallArgs& args, bool prepare = false);
   long long checkPeer(const CollDesc& desc, const Row& row, const CollCounts& counts);
 
   weftComm_t comm_;

@@ -67,6 +67,11 @@ ParseResult checkAgainstRun(const Options& options, int nranks) {
   if (options.root >= nranks)
     return {ParseStatus::kError, "--root " + std::to_string(options.root) + " is not a rank (there are " +
                                      std::to_string(nranks) + ")"};
+  // --bounds fills three arrays of this size; more than the machine holds would end in the OOM killer.
+  double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (options.bounds && memory > 0 && 3.0 * static_cast<double>(options.boundsBytes) > 0.75 * memory)
+    return {ParseStatus::kError, "--bounds_bytes " + std::to_string(options.boundsBytes) +
+                                     ": three such arrays need more than 3/4 of this machine's memory"};
   if (options.peer == PeerKind::kGloo && !glooBuiltIn())
     return {ParseStatus::kError,
             "--peer gloo: commperf was built without Gloo (install Debian's libgloo-dev and "

@@ -1,0 +1,55 @@
+// A peer is another collective library (Open MPI, Gloo) that commperf runs on the same buffers, sizes and
+// rank set as Weft, so that one launch yields side-by-side timings. Peers are linked into commperf only.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "colls.h"
+#include "options.h"
+#include "weft/weft.h"
+
+namespace commperf {
+
+// Thrown by a peer call that failed; the message says which call and why.
+class PeerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Peer {
+ public:
+  virtual ~Peer() = default;
+
+  virtual const char* library() const = 0;  // "mpi", "gloo": the name in tables, JSON and plots
+  virtual std::string version() const = 0;
+  // How the peer moves bytes (e.g. "tcp on lo (127.0.0.1)"); empty when the library decides itself.
+  virtual std::string transport() const { return {}; }
+
+  // Empty when the peer can run this collective with this type and op; otherwise why not (printed as n/a).
+  virtual std::string unsupported(const CollDesc& desc, weftDataType_t type,
+                                  std::optional<weftRedOp_t> op) const = 0;
+  // The peer's call or algorithm for this collective, as named in the output.
+  virtual std::string algorithm(const CollDesc& desc) const = 0;
+
+  // Called before the iterations of one shape (buffers, count, type and op fixed) and after them. Gloo's
+  // classic algorithm classes bind their buffers when built, so they are built once here, not per call.
+  virtual void prepare(const CollDesc& /*desc*/, const CallArgs& /*args*/) {}
+  virtual void release() {}
+
+  // One out-of-place call, with Weft's buffer conventions (colls.h). Throws PeerError on failure.
+  virtual void call(const CollDesc& desc, const CallArgs& args) = 0;
+
+  // Whether this rank's recvbuff holds a checkable result after call().
+  virtual bool checksRank(const CollDesc& desc, int rank, int root) const { return desc.checksRank(rank, root); }
+};
+
+bool glooBuiltIn();
+
+// Collective over MPI_COMM_WORLD: every rank must call it. Returns null with `error` set when the peer
+// cannot be made (Gloo not built in, or its rendezvous failed).
+std::unique_ptr<Peer> makePeer(const Options& options, int rank, int nranks, std::string& error);
+
+}  // namespace commperf

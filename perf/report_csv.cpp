@@ -1,0 +1,111 @@
+// --csv: one line per size, collective, library and form (long format, easy to filter and pivot). The run's
+// context (command line, versions, settings, bounds) comes first and the nccl-tests-like footer last, both as
+// '#' comment lines, which CSV readers skip with comment='#'.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "report.h"
+#include "types.h"
+
+namespace commperf {
+
+namespace {
+
+// RFC 4180: quote a field with a comma, quote or newline; double the quotes inside.
+std::string field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string s = "\"";
+  for (char c : text) s += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return s + "\"";
+}
+
+std::string number(double value) {
+  if (!std::isfinite(value)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+// Comment lines must stay one line each.
+std::string oneLine(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+void writeLine(std::FILE* f, const Row& row, const RunInfo& info, const std::string& library,
+               const std::string& algorithm, const char* form, const Measure& m) {
+  std::string rounds;
+  for (double us : m.roundUs) {
+    if (!rounds.empty()) rounds += ';';
+    rounds += number(us);
+  }
+  std::string wrong = m.wrong < 0 ? "" : std::to_string(m.wrong);
+  bool isPeer = library != "weft";
+  std::string ratio = isPeer && row.ratio() > 0 ? number(row.ratio()) : "";
+  std::fprintf(f, "%s,%s,%s,%s,%zu,%zu,%s,%s,%d,%d,", row.desc->name, library.c_str(), field(algorithm).c_str(),
+               form, row.size, row.count, typeName(row.type), row.op ? opName(*row.op) : "none", row.root,
+               info.nranks);
+  if (m.ran)
+    std::fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s,\n", number(m.timeUs).c_str(), number(m.minUs).c_str(),
+                 number(m.maxUs).c_str(), number(m.algBw).c_str(), number(m.busBw).c_str(), wrong.c_str(),
+                 ratio.c_str(), rounds.c_str());
+  else
+    std::fprintf(f, ",,,,,,,,%s\n", field(m.skipped).c_str());
+}
+
+}  // namespace
+
+bool writeCsv(const std::string& path, const Options& options, const RunInfo& info, const Results& results) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  bool peer = info.peer != "none";
+  std::fprintf(f, "# tool: commperf\n# command_line: %s\n", oneLine(options.commandLine).c_str());
+  std::fprintf(f, "# ranks: %d\n# weft_version: %s\n# mpi_version: %s\n", info.nranks, info.weftVersion.c_str(),
+               oneLine(info.mpiVersion).c_str());
+  std::fprintf(f, "# weft_plugins: %s\n# weft_algo: %s\n", info.weftPlugins.c_str(), info.weftAlgo.c_str());
+  std::fprintf(f, "# peer: %s\n", info.peer.c_str());
+  if (peer) std::fprintf(f, "# peer_version: %s\n", oneLine(info.peerVersion).c_str());
+  if (!info.peerTransport.empty()) std::fprintf(f, "# peer_transport: %s\n", info.peerTransport.c_str());
+  std::fprintf(f, "# iters: %d rounds: %d iters_per_round: %d warmup_iters: %d check: %d\n", options.iters,
+               options.rounds, options.itersPerRound(), options.warmupIters, options.check ? 1 : 0);
+  for (const std::string& line : info.rankLines) std::fprintf(f, "# host: %s\n", line.c_str());
+  if (const auto& b = info.bounds)
+    std::fprintf(f,
+                 "# bounds: bytes %zu threads %d memcpy_1thread_gbps %s memcpy_all_gbps %s add_1thread_gbps %s "
+                 "add_all_gbps %s pingpong_roundtrip_us %s\n",
+                 b->bytes, b->threads, number(b->memcpy1).c_str(), number(b->memcpyAll).c_str(),
+                 number(b->add1).c_str(), number(b->addAll).c_str(),
+                 b->pingPongUs >= 0 ? number(b->pingPongUs).c_str() : "failed");
+  std::fprintf(
+      f,
+      "collective,library,algorithm,form,size,count,type,redop,root,ranks,time_us,time_us_min,time_us_max,"
+      "algbw_gbps,busbw_gbps,wrong,ratio,round_times_us,skipped\n");
+  for (const Row& row : results.rows) {
+    std::string weftAlgorithm = "default", peerAlgorithm;
+    for (const CollSummary& c : results.colls) {
+      if (c.desc != row.desc) continue;
+      weftAlgorithm = c.weftAlgorithm;
+      peerAlgorithm = c.peerAlgorithm;
+    }
+    writeLine(f, row, info, "weft", weftAlgorithm, "out_of_place", row.outOfPlace);
+    if (row.inPlace.ran) writeLine(f, row, info, "weft", weftAlgorithm, "in_place", row.inPlace);
+    if (peer) writeLine(f, row, info, info.peer, peerAlgorithm, "out_of_place", row.peer);
+  }
+  for (const CollSummary& c : results.colls) {
+    std::fprintf(f, "# avg_busbw %s weft: %s GB/s (peak %s, wrong %lld)\n", c.desc->name,
+                 number(c.weft.avgBusBw).c_str(), number(c.weft.peakBusBw).c_str(), c.weft.wrong);
+    if (peer)
+      std::fprintf(f, "# avg_busbw %s %s: %s GB/s (peak %s, wrong %lld)\n", c.desc->name, info.peer.c_str(),
+                   number(c.peer.avgBusBw).c_str(), number(c.peer.peakBusBw).c_str(), c.peer.wrong);
+    if (c.ratios)
+      std::fprintf(f, "# geomean_ratio %s %s/weft: %s over %d sizes\n", c.desc->name, info.peer.c_str(),
+                   number(c.geomeanRatio).c_str(), c.ratios);
+  }
+  std::fprintf(f, "# out_of_bounds: %lld\n", results.totalWrong);
+  bool ok = !std::ferror(f);
+  return std::fclose(f) == 0 && ok;
+}
+
+}  // namespace commperf

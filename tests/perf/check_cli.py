@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Bad flags give one clear error line and a non-zero exit on every rank, never a crash or a hang; --help
+exits 0. Runs commperf on 2 ranks through the given mpirun command line.
+
+Usage: check_cli.py COMMPERF GLOO_BUILT(0|1) MPIRUN...
+"""
+import subprocess
+import sys
+
+CRASH_SIGNS = ("Segmentation", "core dumped", "terminate called", "MPI_ABORT", "Aborted", "signal")
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    commperf, gloo_built, mpirun = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
+    cases = [
+        (["--peer", "nccl"], "unknown --peer 'nccl'"),
+        (["--rounds", "0"], "invalid --rounds '0'"),
+        (["--rounds", "x"], "invalid --rounds 'x'"),
+        (["-n", "-1"], "invalid --iters '-1'"),
+        (["--coll", "bogus"], "unknown --coll 'bogus'"),
+        (["--bounds=1"], "takes no argument"),
+        (["--bounds_bytes", "1"], "invalid --bounds_bytes '1'"),
+        (["--gloo_allreduce", "tree"], "unknown --gloo_allreduce 'tree'"),
+        (["-d", "complex"], "unknown --datatype 'complex'"),
+        (["--coll", "none"], "--coll none runs nothing without --bounds"),
+        (["--root", "5"], "--root 5 is not a rank"),
+        (["-b", "2K", "-e", "1K"], "--minbytes is larger than --maxbytes"),
+        (["--json", "/nonexistent-dir/x.json", "-e", "8"], "cannot write /nonexistent-dir/x.json"),
+        (["--csv", "/nonexistent-dir/x.csv", "-e", "8"], "cannot write /nonexistent-dir/x.csv"),
+        (["stray"], "unexpected argument 'stray'"),
+        (["--csv"], "needs an argument"),
+    ]
+    if not gloo_built:
+        cases.append((["--peer", "gloo"], "built without Gloo"))
+    problems = []
+    for args, message in cases:
+        cmd = mpirun + ["-np", "2", commperf] + args
+        try:
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            problems.append(f"{args}: hung")
+            continue
+        errors = [line for line in done.stderr.splitlines() if line.startswith("commperf: error:")]
+        if done.returncode == 0:
+            problems.append(f"{args}: exit status 0")
+        if len(errors) != 1 or message not in errors[0]:
+            problems.append(f"{args}: expected one 'commperf: error: ...{message}...' line, got {errors}")
+        if any(sign in done.stderr for sign in CRASH_SIGNS):
+            problems.append(f"{args}: looks like a crash:\n{done.stderr}")
+        print(f"{' '.join(args):45s} -> {done.returncode}: {errors[0] if errors else done.stderr.strip()}")
+    done = subprocess.run(mpirun + ["-np", "2", commperf, "--help"], stdout=subprocess.PIPE, text=True, timeout=60)
+    if done.returncode != 0 or "--peer" not in done.stdout or done.stdout.count("Usage:") != 1:
+        problems.append("--help: should print the usage once and exit 0")
+    for problem in problems:
+        print("FAIL", problem)
+    if problems:
+        sys.exit(f"{len(problems)} problems")
+    print(f"OK: {len(cases)} bad command lines rejected cleanly")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+// commperf's arithmetic and parsing, without MPI or Weft traffic: nccl-tests' bandwidth formulas, buffer
+// counts, round statistics, summaries, option parsing, interface matching, and the bounds' sanity.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+#include "bounds.h"
+#include "colls.h"
+#include "info.h"
+#include "netif.h"
+#include "options.h"
+#include "stats.h"
+#include "summary.h"
+
+namespace commperf {
+namespace {
+
+const CollDesc& coll(const char* name) {
+  const CollDesc* desc = findColl(name);
+  EXPECT_NE(desc, nullptr) << name;
+  return *desc;
+}
+
+// nccl-tests PERFORMANCE.md: busbw = algbw * factor.
+TEST(BusBandwidth, FactorsMatchNcclTests) {
+  for (int n = 1; n <= 16; ++n) {
+    double ring = static_cast<double>(n - 1) / n;
+    EXPECT_DOUBLE_EQ(coll("allreduce").busFactor(n), 2.0 * (n - 1) / n) << n;
+    EXPECT_DOUBLE_EQ(coll("reducescatter").busFactor(n), ring) << n;
+    EXPECT_DOUBLE_EQ(coll("allgather").busFactor(n), ring) << n;
+    EXPECT_DOUBLE_EQ(coll("alltoall").busFactor(n), ring) << n;
+    EXPECT_DOUBLE_EQ(coll("broadcast").busFactor(n), 1.0) << n;
+    EXPECT_DOUBLE_EQ(coll("reduce").busFactor(n), 1.0) << n;
+    EXPECT_DOUBLE_EQ(coll("sendrecv").busFactor(n), 1.0) << n;
+  }
+}
+
+TEST(BusBandwidth, EveryCollectiveHasAFactor) {
+  EXPECT_EQ(allColls().size(), 7u);
+  for (const CollDesc& desc : allColls()) EXPECT_GT(desc.busFactor(4), 0.0) << desc.name;
+}
+
+// algbw's byte count: nccl-tests counts count*typesize*nranks for the gathered kinds (count per rank) and
+// count*typesize for the others.
+TEST(AlgBandwidth, BytesCountedAsNcclTests) {
+  const int n = 4;
+  EXPECT_DOUBLE_EQ(algBytes(coll("allreduce"), 1000, 4, n), 4000.0);
+  EXPECT_DOUBLE_EQ(algBytes(coll("broadcast"), 1000, 4, n), 4000.0);
+  EXPECT_DOUBLE_EQ(algBytes(coll("reduce"), 1000, 4, n), 4000.0);
+  EXPECT_DOUBLE_EQ(algBytes(coll("sendrecv"), 1000, 4, n), 4000.0);
+  EXPECT_DOUBLE_EQ(algBytes(coll("allgather"), 250, 4, n), 4000.0);
+  EXPECT_DOUBLE_EQ(algBytes(coll("reducescatter"), 250, 4, n), 4000.0);
+  EXPECT_DOUBLE_EQ(algBytes(coll("alltoall"), 250, 4, n), 4000.0);
+}
+
+TEST(Counts, PerRankBlocksAsNcclTests) {
+  CollCounts ag = coll("allgather").counts(1000, 2, 4);
+  EXPECT_EQ(ag.sendCount, 250u);
+  EXPECT_EQ(ag.recvCount, 1000u);
+  EXPECT_EQ(ag.paramCount, 250u);
+  EXPECT_EQ(ag.sendInplaceOffset, 500u);
+  CollCounts rs = coll("reducescatter").counts(1000, 3, 4);
+  EXPECT_EQ(rs.sendCount, 1000u);
+  EXPECT_EQ(rs.recvCount, 250u);
+  EXPECT_EQ(rs.recvInplaceOffset, 750u);
+  CollCounts a2a = coll("alltoall").counts(1001, 0, 4);  // rounded down to a multiple of the ranks
+  EXPECT_EQ(a2a.sendCount, 1000u);
+  EXPECT_EQ(a2a.paramCount, 250u);
+}
+
+TEST(Stats, MedianMinMax) {
+  std::vector<double> odd{5, 1, 3};
+  Spread s = summarize(odd);
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+  std::vector<double> even{4, 1, 3, 100};
+  EXPECT_DOUBLE_EQ(summarize(even).median, 3.5);  // one slow round does not move it far
+  EXPECT_DOUBLE_EQ(summarize(std::vector<double>{}).median, 0);
+}
+
+TEST(Stats, GeometricMeanCancelsInverseRatios) {
+  std::vector<double> ratios{2.0, 0.5, 0.0, -1.0};  // non-positive values are skipped
+  EXPECT_NEAR(geometricMean(ratios), 1.0, 1e-12);
+  EXPECT_EQ(geometricMean(std::vector<double>{}), 0.0);
+}
+
+Measure measured(double us, double busBw, long long wrong) {
+  Measure m;
+  m.ran = true;
+  m.timeUs = us;
+  m.busBw = busBw;
+  m.wrong = wrong;
+  return m;
+}
+
+TEST(Summary, AveragesPeaksAndRatios) {
+  CollSummary summary;
+  summary.desc = &coll("allreduce");
+  Row a{summary.desc, 8, 2, weftFloat32, weftSum, -1, measured(10, 1.0, 0), {}, measured(20, 0.5, 0)};
+  Row b{summary.desc, 16, 4, weftFloat32, weftSum, -1, measured(10, 3.0, 1), {}, measured(5, 6.0, 0)};
+  Row c{summary.desc, 32, 8, weftFloat32, weftSum, -1, measured(10, 2.0, 0), {}, {}};  // peer n/a
+  EXPECT_DOUBLE_EQ(a.ratio(), 2.0);
+  EXPECT_DOUBLE_EQ(c.ratio(), 0.0);
+  for (const Row& row : {a, b, c}) summary.add(row);
+  summary.finish();
+  EXPECT_DOUBLE_EQ(summary.weft.avgBusBw, 2.0);
+  EXPECT_DOUBLE_EQ(summary.weft.peakBusBw, 3.0);
+  EXPECT_EQ(summary.weft.wrong, 1);
+  EXPECT_EQ(summary.weft.measured, 3);
+  EXPECT_DOUBLE_EQ(summary.peer.avgBusBw, 3.25);
+  EXPECT_EQ(summary.peer.measured, 2);
+  EXPECT_EQ(summary.ratios, 2);
+  EXPECT_NEAR(summary.geomeanRatio, 1.0, 1e-12);  // 2.0 and 0.5
+}
+
+ParseResult parse(std::vector<std::string> args, Options& options) {
+  args.insert(args.begin(), "commperf");
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  return parseOptions(static_cast<int>(args.size()), argv.data(), options);
+}
+
+TEST(Options, PeerRoundsAndFiles) {
+  Options o;
+  ASSERT_EQ(parse({"--peer", "gloo", "--rounds", "4", "-n", "10", "--json", "a.json", "--csv", "a.csv",
+                   "--gloo_allreduce", "bcube", "--bounds", "--bounds_bytes", "1M"},
+                  o)
+                .status,
+            ParseStatus::kRun);
+  EXPECT_EQ(o.peer, PeerKind::kGloo);
+  EXPECT_EQ(o.rounds, 4);
+  EXPECT_EQ(o.itersPerRound(), 3);  // 10 over 4 rounds, rounded up
+  EXPECT_EQ(o.jsonPath, "a.json");
+  EXPECT_EQ(o.csvPath, "a.csv");
+  EXPECT_EQ(o.glooAllreduce, "bcube");
+  EXPECT_TRUE(o.bounds);
+  EXPECT_EQ(o.boundsBytes, 1u << 20);
+  Options none;
+  ASSERT_EQ(parse({"--coll", "none", "--bounds"}, none).status, ParseStatus::kRun);
+  EXPECT_TRUE(none.colls.empty());
+}
+
+TEST(Options, BadFlagsSayWhatIsWrong) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{"--peer", "nccl"}, "unknown --peer 'nccl'"},
+      {{"--rounds", "0"}, "invalid --rounds '0'"},
+      {{"--gloo_allreduce", "tree"}, "unknown --gloo_allreduce 'tree'"},
+      {{"--bounds=1"}, "takes no argument"},
+      {{"--bounds_bytes", "12"}, "invalid --bounds_bytes"},
+      {{"--coll", "none"}, "--coll none runs nothing without --bounds"},
+      {{"--csv"}, "needs an argument"},
+      {{"--nope"}, "unknown option '--nope'"},
+      {{"-x"}, "unknown option '-x'"},
+      {{"-b", "1M", "-e", "1K"}, "--minbytes is larger than --maxbytes"},
+  };
+  for (const Case& c : cases) {
+    Options o;
+    ParseResult r = parse(c.args, o);
+    EXPECT_EQ(r.status, ParseStatus::kError) << c.args[0];
+    EXPECT_NE(r.error.find(c.message), std::string::npos) << r.error;
+  }
+}
+
+TEST(NetInterface, WeftSocketIfnameRules) {
+  EXPECT_TRUE(interfaceMatches("eth", "eth0"));
+  EXPECT_FALSE(interfaceMatches("eth", "lo"));
+  EXPECT_TRUE(interfaceMatches("ib,lo", "lo"));
+  EXPECT_FALSE(interfaceMatches("^lo,docker", "docker0"));
+  EXPECT_TRUE(interfaceMatches("^lo,docker", "eth0"));
+  EXPECT_TRUE(interfaceMatches("=eth0", "eth0"));
+  EXPECT_FALSE(interfaceMatches("=eth0", "eth01"));
+  EXPECT_FALSE(interfaceMatches("^=eth0", "eth0"));
+  NetInterface loopback;
+  std::string error;
+  ASSERT_TRUE(pickInterface("", loopback, error)) << error;
+  EXPECT_FALSE(loopback.address.empty());
+  NetInterface none;
+  EXPECT_FALSE(pickInterface("=no-such-interface", none, error));
+  EXPECT_NE(error.find("no-such-interface"), std::string::npos);
+}
+
+TEST(Info, WeftAlgoPerCollective) {
+  EXPECT_EQ(weftAlgorithmFor("default", "allreduce"), "default");
+  EXPECT_EQ(weftAlgorithmFor("allreduce:ring;broadcast:binomial_tree", "broadcast"), "binomial_tree");
+  EXPECT_EQ(weftAlgorithmFor("allreduce:ring", "allgather"), "default");
+}
+
+TEST(Bounds, SmallBuffersGivePositiveFigures) {
+  Bounds b = measureBounds(1 << 20);
+  EXPECT_EQ(b.bytes, 1u << 20);
+  EXPECT_GE(b.threads, 1);
+  EXPECT_GT(b.memcpy1, 0);
+  EXPECT_GT(b.memcpyAll, 0);
+  EXPECT_GT(b.add1, 0);
+  EXPECT_GT(b.addAll, 0);
+  EXPECT_GT(b.pingPongUs, 0);
+  EXPECT_TRUE(std::isfinite(b.pingPongUs));
+}
+
+}  // namespace
+}  // namespace commperf
