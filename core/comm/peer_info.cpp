@@ -17,8 +17,9 @@ class Writer {
     bytes(s.data(), s.size());
   }
   void bytes(const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    out_.insert(out_.end(), b, b + n);
+    size_t at = out_.size();
+    out_.resize(at + n);
+    if (n > 0) std::memcpy(out_.data() + at, p, n);
   }
 
  private:

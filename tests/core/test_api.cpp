@@ -21,7 +21,9 @@ class OneRank : public ::testing::Test {
     ASSERT_EQ(weftCommInitRank(&comm, 1, id, 0), weftSuccess) << lastError();
   }
   void TearDown() override {
-    if (comm) EXPECT_EQ(weftCommDestroy(comm), weftSuccess) << lastError();
+    if (comm) {
+      EXPECT_EQ(weftCommDestroy(comm), weftSuccess) << lastError();
+    }
   }
   // Expects `result` to be `code` with a message that mentions `word`.
   static void expectError(weftResult_t result, weftResult_t code, const char* word) {
