@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -101,19 +102,26 @@ bool outputsWritable(const Options& options, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every rank parses the same arguments, so every rank takes the same branch; only rank 0 speaks. A
+  // malformed command line is answered before MPI starts: an MPI job that finalizes moments after init
+  // has been seen to crash inside Open MPI's teardown on a loaded machine.
+  Options options;
+  ParseResult parsed = parseOptions(argc, argv, options);
+  if (parsed.status != ParseStatus::kRun) {
+    const char* launcherRank = std::getenv("OMPI_COMM_WORLD_RANK");
+    bool speaks = launcherRank == nullptr || std::strcmp(launcherRank, "0") == 0;
+    if (speaks && parsed.status == ParseStatus::kHelp) std::fputs(usage(argv[0]).c_str(), stdout);
+    if (speaks && parsed.status == ParseStatus::kError) {
+      std::fprintf(stderr, "commperf: error: %s; see --help\n", parsed.error.c_str());
+    }
+    return parsed.status == ParseStatus::kHelp ? 0 : 2;
+  }
+
   MPI_Init(&argc, &argv);
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-
-  // Every rank parses the same arguments, so every rank takes the same branch; only rank 0 speaks.
-  Options options;
-  ParseResult parsed = parseOptions(argc, argv, options);
-  if (parsed.status == ParseStatus::kHelp) {
-    if (rank == 0) std::fputs(usage(argv[0]).c_str(), stdout);
-    return finish(0);
-  }
-  if (parsed.status == ParseStatus::kRun) parsed = checkAgainstRun(options, nranks);
+  parsed = checkAgainstRun(options, nranks);
   if (parsed.status == ParseStatus::kError) {
     if (rank == 0) std::fprintf(stderr, "commperf: error: %s; see --help\n", parsed.error.c_str());
     return finish(2);
