@@ -1,0 +1,35 @@
+// Cross-memory attach: the receiver copies a large message straight from the sender's address space into
+// the user's buffer with process_vm_readv (one copy instead of two through the ring).
+//
+// The kernel allows it only where ptrace would be allowed (same user, Yama ptrace_scope, no seccomp filter
+// in the way, not across user namespaces), so it is tried on ourselves at init and on the peer at connection
+// setup; where it fails the connection copies through the ring instead.
+#ifndef WEFT_PLUGINS_SHM_CMA_H
+#define WEFT_PLUGINS_SHM_CMA_H
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace weft::shm {
+
+// 0 when process_vm_readv works on this process, else the errno.
+int cmaSelfTest();
+
+// 0 when the 8 bytes at `address` in process pid read back as `expected`; else the errno (EIO when the
+// value differs: the pid is not the process that sent the hello).
+int cmaProbe(pid_t pid, uint64_t address, uint64_t expected);
+
+// Reads n bytes at `address` in pid into dst. 0 or the errno.
+int cmaRead(pid_t pid, void* dst, uint64_t address, size_t n);
+
+// A pidfd for pid (-1 where the kernel has none): unlike the pid it cannot come to name another process.
+int openPidfd(pid_t pid);
+
+// Whether the process behind pidfd has exited (false for pidfd -1).
+bool processExited(int pidfd);
+
+}  // namespace weft::shm
+
+#endif  // WEFT_PLUGINS_SHM_CMA_H

@@ -1,0 +1,47 @@
+// Shared segments: anonymous memfds mapped by exactly two processes. memfd rather than shm_open: the segment
+// never has a name in /dev/shm, so nothing is left behind when a rank is killed, and no other process can
+// open it; it reaches the peer only as an fd passed over the connection's Unix socket.
+#ifndef WEFT_PLUGINS_SHM_SEGMENT_H
+#define WEFT_PLUGINS_SHM_SEGMENT_H
+
+#include <cstddef>
+#include <string>
+
+namespace weft::shm {
+
+// An mmap'ed range, unmapped when destroyed.
+class Mapping {
+ public:
+  Mapping() = default;
+  Mapping(void* data, size_t bytes) : data_(data), bytes_(bytes) {}
+  ~Mapping() { reset(); }
+  Mapping(Mapping&& other) noexcept : data_(other.data_), bytes_(other.bytes_) {
+    other.data_ = nullptr;
+    other.bytes_ = 0;
+  }
+  Mapping& operator=(Mapping&& other) noexcept;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return bytes_; }
+  void reset();
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Creates a memfd of `bytes`, allocates its pages (tmpfs would otherwise raise SIGBUS on a later touch when
+// memory runs short), seals its size (a peer cannot shrink it under our mapping and fault us) and maps it
+// with the pages already faulted in (first touch is slow: paying it here keeps it out of the first message).
+// Returns the fd (the caller closes it) or -1 with *error set.
+int createSegment(const char* name, size_t bytes, Mapping* mapping, std::string* error);
+
+// Maps a segment received from a peer after checking that it is exactly `bytes` long and sealed against
+// shrinking. Does not close fd. Returns false with *error set.
+bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error);
+
+}  // namespace weft::shm
+
+#endif  // WEFT_PLUGINS_SHM_SEGMENT_H

@@ -1,0 +1,1118 @@
+// Tests of the shm transport plugin through its C ABI: the built shared object is dlopen'ed as the core does.
+// Most tests run twice: with CMA (large messages read by process_vm_readv) and with WEFT_SHM_CMA=0 (all
+// bytes through the ring). Cross-process tests fork; every wait has a deadline and every child an alarm().
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shm_ring.h"
+#include "shm_wire.h"
+#include "weft/plugin.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr uint64_t kToken = 0x0123456789abcdefULL;
+constexpr auto kDeadline = 60s;
+
+std::mutex gLogMutex;
+std::vector<std::string> gLog;
+
+void testLog(weftLogLevel_t level, const char* plugin, const char* message) {
+  std::fprintf(stderr, "[%s:%d:%d] %s\n", plugin, static_cast<int>(level), static_cast<int>(getpid()), message);
+  std::lock_guard<std::mutex> lock(gLogMutex);
+  gLog.emplace_back(message);
+}
+
+bool logContains(const std::string& text) {
+  std::lock_guard<std::mutex> lock(gLogMutex);
+  for (const std::string& line : gLog) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void clearLog() {
+  std::lock_guard<std::mutex> lock(gLogMutex);
+  gLog.clear();
+}
+
+const char* testGetConfig(const char* name) { return std::getenv(name); }
+
+const weftPluginHost_v1 kHost = {WEFT_PLUGIN_ABI_VERSION, testLog, testGetConfig};
+
+const weftPlugin_v1_t* gPlugin = nullptr;
+const weftTransportOps_v1* gOps = nullptr;
+
+void loadPlugin() {
+  if (gPlugin != nullptr) return;
+  void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  gPlugin = static_cast<const weftPlugin_v1_t*>(dlsym(lib, WEFT_PLUGIN_SYMBOL_V1));
+  ASSERT_NE(gPlugin, nullptr) << dlerror();
+  gOps = gPlugin->transport;
+}
+
+// Content of byte i of message m.
+unsigned char pattern(size_t m, size_t i) {
+  return static_cast<unsigned char>((i * 131 + m * 7 + (i >> 11)) & 0xff);
+}
+
+std::vector<unsigned char> makeMessage(size_t m, size_t size) {
+  std::vector<unsigned char> v(size);
+  for (size_t i = 0; i < size; ++i) v[i] = pattern(m, i);
+  return v;
+}
+
+bool checkMessage(size_t m, const unsigned char* data, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] != pattern(m, i)) return false;
+  }
+  return true;
+}
+
+// Tests r until done, an error or the deadline (weftTimeout).
+weftResult_t waitRequest(void* ctx, void* r, size_t* size, std::chrono::seconds limit = kDeadline) {
+  auto deadline = Clock::now() + limit;
+  for (;;) {
+    int done = 0;
+    weftResult_t res = gOps->test(r, &done, size);
+    if (res != weftSuccess || done) return res;
+    if (Clock::now() > deadline) return weftTimeout;
+    gOps->waitReady(ctx, 1000);
+  }
+}
+
+struct Pair {
+  void* send = nullptr;
+  void* recv = nullptr;
+  uint64_t acceptedId = 0;
+};
+
+// Connects and accepts one connection, both sides driven from this thread.
+Pair connectPair(void* ctx, void* listenComm, const unsigned char* handle, uint64_t token, uint64_t id) {
+  Pair p;
+  auto deadline = Clock::now() + 10s;
+  while ((p.send == nullptr || p.recv == nullptr) && Clock::now() < deadline) {
+    if (p.send == nullptr) {
+      EXPECT_EQ(gOps->connect(ctx, handle, token, id, &p.send), weftSuccess);
+    }
+    if (p.recv == nullptr) {
+      EXPECT_EQ(gOps->accept(listenComm, &p.recv, &p.acceptedId), weftSuccess);
+    }
+    if (p.send == nullptr || p.recv == nullptr) gOps->waitReady(ctx, 1000);
+  }
+  EXPECT_NE(p.send, nullptr);
+  EXPECT_NE(p.recv, nullptr);
+  return p;
+}
+
+// Connects from a context of its own (a forked child's): done when connect returns the comm.
+void* connectFrom(void* ctx, const unsigned char* handle, uint64_t id) {
+  void* send = nullptr;
+  auto deadline = Clock::now() + 10s;
+  while (send == nullptr && Clock::now() < deadline) {
+    if (gOps->connect(ctx, handle, kToken, id, &send) != weftSuccess) return nullptr;
+    if (send == nullptr) gOps->waitReady(ctx, 1000);
+  }
+  return send;
+}
+
+void* acceptFrom(void* ctx, void* listenComm, uint64_t* id) {
+  void* recv = nullptr;
+  auto deadline = Clock::now() + 10s;
+  while (recv == nullptr && Clock::now() < deadline) {
+    if (gOps->accept(listenComm, &recv, id) != weftSuccess) return nullptr;
+    if (recv == nullptr) gOps->waitReady(ctx, 1000);
+  }
+  return recv;
+}
+
+// Sends sizes[i] as message i (all posted at once), checking completion in order.
+void sendAll(void* ctx, void* sendComm, const std::vector<size_t>& sizes, uint32_t tag) {
+  std::vector<std::vector<unsigned char>> bufs;
+  std::vector<void*> reqs(sizes.size(), nullptr);
+  for (size_t m = 0; m < sizes.size(); ++m) bufs.push_back(makeMessage(m, sizes[m]));
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    ASSERT_EQ(gOps->isend(sendComm, bufs[m].data(), sizes[m], tag, nullptr, &reqs[m]), weftSuccess);
+  }
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    size_t size = 12345;
+    ASSERT_EQ(waitRequest(ctx, reqs[m], &size), weftSuccess) << "message " << m;
+    EXPECT_EQ(size, sizes[m]);
+  }
+}
+
+// Receives the messages of sendAll (all posted at once), testing the newest first.
+void recvAll(void* ctx, void* recvComm, const std::vector<size_t>& sizes, uint32_t tag) {
+  std::vector<std::vector<unsigned char>> bufs;
+  std::vector<void*> reqs(sizes.size(), nullptr);
+  for (size_t size : sizes) bufs.emplace_back(size + 1, 0xee);  // posted one byte larger than sent
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    ASSERT_EQ(gOps->irecv(recvComm, bufs[m].data(), bufs[m].size(), tag, nullptr, &reqs[m]), weftSuccess);
+  }
+  size_t left = sizes.size();
+  auto deadline = Clock::now() + kDeadline;
+  while (left > 0) {
+    ASSERT_LT(Clock::now(), deadline);
+    for (size_t k = sizes.size(); k-- > 0;) {
+      if (reqs[k] == nullptr) continue;
+      int done = 0;
+      size_t size = 0;
+      ASSERT_EQ(gOps->test(reqs[k], &done, &size), weftSuccess) << "message " << k;
+      if (!done) continue;
+      reqs[k] = nullptr;
+      --left;
+      EXPECT_EQ(size, sizes[k]) << "message " << k;
+      EXPECT_TRUE(checkMessage(k, bufs[k].data(), sizes[k])) << "message " << k;
+      EXPECT_EQ(bufs[k][sizes[k]], 0xee) << "message " << k;
+      // In post order: when a message is done, every older one is too.
+      for (size_t j = 0; j < k; ++j) {
+        if (reqs[j] == nullptr) continue;
+        ASSERT_EQ(gOps->test(reqs[j], &done, &size), weftSuccess) << "message " << j;
+        ASSERT_EQ(done, 1) << "message " << k << " completed before " << j;
+        reqs[j] = nullptr;
+        --left;
+        EXPECT_EQ(size, sizes[j]) << "message " << j;
+        EXPECT_TRUE(checkMessage(j, bufs[j].data(), sizes[j])) << "message " << j;
+        EXPECT_EQ(bufs[j][sizes[j]], 0xee) << "message " << j;
+      }
+    }
+    if (left > 0) gOps->waitReady(ctx, 1000);
+  }
+}
+
+const std::vector<size_t> kRoundTripSizes = {
+    0, 1, 4099, size_t{64} << 10, (size_t{64} << 10) + 1, size_t{1} << 20, size_t{64} << 20, 17, 0};
+
+// Waits for a forked child; returns its exit status (or 128 + signal).
+int reap(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The plugin's memfds in /proc/self/fd and /proc/self/maps.
+int countOurMemfds() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(dir)) {
+      char target[256] = {};
+      std::string path = std::string("/proc/self/fd/") + e->d_name;
+      ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
+      if (n > 0 && std::string(target, static_cast<size_t>(n)).find("memfd:weft-shm") != std::string::npos)
+        ++count;
+    }
+    closedir(dir);
+  }
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("memfd:weft-shm") != std::string::npos) ++count;
+  }
+  return count;
+}
+
+std::set<std::string> devShmEntries() {
+  std::set<std::string> names;
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* e = readdir(dir)) names.insert(e->d_name);
+    closedir(dir);
+  }
+  return names;
+}
+
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// A context per test (settings are read at init), a listener, and the pairs a test made.
+class ShmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    loadPlugin();
+    ASSERT_NE(gPlugin, nullptr);
+    clearLog();
+    ASSERT_EQ(gPlugin->init(&kHost, &ctx_), weftSuccess);
+    pairs_.reserve(8);  // newPair() hands out references
+    ASSERT_EQ(gOps->listen(ctx_, kToken, handle_, &listen_), weftSuccess);
+    ASSERT_NE(listen_, nullptr);
+  }
+
+  void TearDown() override {
+    for (Pair& p : pairs_) {
+      if (p.send != nullptr) {
+        EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
+      }
+      if (p.recv != nullptr) {
+        EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
+      }
+    }
+    if (listen_ != nullptr) {
+      EXPECT_EQ(gOps->closeListen(listen_), weftSuccess);
+    }
+    if (ctx_ != nullptr) {
+      EXPECT_EQ(gPlugin->finalize(ctx_), weftSuccess);
+    }
+    unsetenv("WEFT_SHM_CMA");
+    unsetenv("WEFT_SHM_RING_BYTES");
+  }
+
+  Pair& newPair(uint64_t id = 1) {
+    pairs_.push_back(connectPair(ctx_, listen_, handle_, kToken, id));
+    return pairs_.back();
+  }
+
+  // A child process that connects to our listener from a context of its own and runs body(ctx, sendComm),
+  // exiting 0 when no assertion failed.
+  template <typename Body>
+  pid_t forkSender(uint64_t id, Body body) {
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    alarm(120);
+    void* ctx = nullptr;
+    if (gPlugin->init(&kHost, &ctx) != weftSuccess) _exit(2);
+    void* send = connectFrom(ctx, handle_, id);
+    if (send == nullptr) _exit(3);
+    body(ctx, send);
+    bool failed = ::testing::Test::HasFailure();
+    gOps->closeSend(send);
+    gPlugin->finalize(ctx);
+    _exit(failed ? 5 : 0);
+  }
+
+  void* ctx_ = nullptr;
+  unsigned char handle_[WEFT_NET_HANDLE_BYTES] = {};
+  void* listen_ = nullptr;
+  std::vector<Pair> pairs_;
+};
+
+// The same tests with and without CMA.
+class ShmPath : public ShmTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    setenv("WEFT_SHM_CMA", GetParam() ? "1" : "0", 1);
+    ShmTest::SetUp();
+  }
+  bool cma() const { return GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, ShmPath, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Cma" : "Copy"; });
+
+TEST_F(ShmTest, EntryTable) {
+  EXPECT_EQ(gPlugin->abiVersion, static_cast<unsigned>(WEFT_PLUGIN_ABI_VERSION));
+  EXPECT_STREQ(gPlugin->name, "shm");
+  EXPECT_EQ(gPlugin->kind, weftPluginTransport);
+  ASSERT_NE(gOps, nullptr);
+  EXPECT_EQ(gPlugin->backend, nullptr);
+  weftTransportProps_v1 props{};
+  ASSERT_EQ(gPlugin->getProperties(ctx_, &props), weftSuccess);
+  EXPECT_STREQ(props.name, "shm");
+  EXPECT_EQ(props.reach, weftReachSameHost);
+  EXPECT_GT(props.bandwidthGBps, 0.0);
+  EXPECT_GT(props.latencyUs, 0.0);
+  void* mhandle = reinterpret_cast<void*>(1);
+  char buf[8];
+  EXPECT_EQ(gOps->regMem(nullptr, buf, sizeof(buf), &mhandle), weftSuccess);
+  EXPECT_EQ(mhandle, nullptr);
+  EXPECT_EQ(gOps->deregMem(nullptr, mhandle), weftSuccess);
+}
+
+TEST_F(ShmTest, HandleHoldsAbstractNameAndPid) {
+  weft::shm::Handle h;
+  ASSERT_TRUE(weft::shm::decodeHandle(handle_, &h));
+  EXPECT_EQ(h.pid, static_cast<uint32_t>(getpid()));
+  EXPECT_EQ(h.name.rfind("weft-shm-", 0), 0u);
+  EXPECT_EQ(h.name.size(), 9u + 32u);
+  // A second listener gets another random name.
+  unsigned char other[WEFT_NET_HANDLE_BYTES];
+  void* l = nullptr;
+  ASSERT_EQ(gOps->listen(ctx_, kToken, other, &l), weftSuccess);
+  weft::shm::Handle h2;
+  ASSERT_TRUE(weft::shm::decodeHandle(other, &h2));
+  EXPECT_NE(h.name, h2.name);
+  EXPECT_EQ(gOps->closeListen(l), weftSuccess);
+}
+
+TEST_F(ShmTest, ConnectAcceptCarriesConnectorId) {
+  Pair& a = newPair(0x1234500000007ULL);
+  EXPECT_EQ(a.acceptedId, 0x1234500000007ULL);
+  Pair& b = newPair(42);
+  EXPECT_EQ(b.acceptedId, 42u);
+}
+
+TEST_F(ShmTest, WrongTokenRefusedLaterCorrectAccepted) {
+  // The connector cannot tell at once: connect completes when the hello is sent, but the acceptor never
+  // returns the connection.
+  void* bad = nullptr;
+  void* recv = nullptr;
+  uint64_t id = 0;
+  auto deadline = Clock::now() + 10s;
+  while (bad == nullptr && Clock::now() < deadline) {
+    ASSERT_EQ(gOps->connect(ctx_, handle_, kToken ^ 1, 99, &bad), weftSuccess);
+    ASSERT_EQ(gOps->accept(listen_, &recv, &id), weftSuccess);
+    ASSERT_EQ(recv, nullptr);
+  }
+  ASSERT_NE(bad, nullptr);
+  auto until = Clock::now() + 200ms;
+  while (Clock::now() < until) {
+    ASSERT_EQ(gOps->accept(listen_, &recv, &id), weftSuccess);
+    ASSERT_EQ(recv, nullptr);
+    gOps->waitReady(ctx_, 10000);
+  }
+  EXPECT_TRUE(logContains("wrong job token"));
+
+  Pair& good = newPair(7);
+  EXPECT_EQ(good.acceptedId, 7u);
+
+  // Sends on the refused connection fail soon (the acceptor closed it): a large one at once (it needs the
+  // reply), a small one when the peer check notices.
+  std::vector<unsigned char> big(size_t{1} << 20, 1);
+  void* r = nullptr;
+  ASSERT_EQ(gOps->isend(bad, big.data(), big.size(), 0, nullptr, &r), weftSuccess);
+  size_t size = 0;
+  auto start = Clock::now();
+  EXPECT_EQ(waitRequest(ctx_, r, &size, 10s), weftRemoteError);
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_TRUE(logContains("before accepting it"));
+  char byte = 1;
+  EXPECT_EQ(gOps->isend(bad, &byte, 1, 0, nullptr, &r), weftRemoteError);
+  EXPECT_EQ(gOps->closeSend(bad), weftSuccess);
+}
+
+// Speaks the handshake over a raw socket: garbage, a hello without fds and a hello whose segment is not
+// sealed are refused (and their fds closed); the plugin's own connection after them is accepted.
+TEST_F(ShmTest, RawHellosRefused) {
+  weft::shm::Handle h;
+  ASSERT_TRUE(weft::shm::decodeHandle(handle_, &h));
+  auto rawConnect = [&] {
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    EXPECT_GE(fd, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path + 1, h.name.data(), h.name.size());
+    socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + h.name.size());
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), len), 0) << std::strerror(errno);
+    return fd;
+  };
+  auto sendFds = [](int fd, const void* data, size_t bytes, const int* fds, int nfds) {
+    iovec iov{const_cast<void*>(data), bytes};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (nfds > 0) {
+      msg.msg_control = control;
+      msg.msg_controllen = CMSG_SPACE(sizeof(int) * static_cast<size_t>(nfds));
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int) * static_cast<size_t>(nfds));
+      std::memcpy(CMSG_DATA(c), fds, sizeof(int) * static_cast<size_t>(nfds));
+    }
+    return sendmsg(fd, &msg, MSG_NOSIGNAL);
+  };
+  int memfdsBefore = countOurMemfds();
+
+  int garbage = rawConnect();
+  unsigned char junk[weft::shm::kHelloBytes];
+  std::memset(junk, 0x5a, sizeof(junk));
+  ASSERT_EQ(sendFds(garbage, junk, sizeof(junk), nullptr, 0), static_cast<ssize_t>(sizeof(junk)));
+
+  weft::shm::Hello hello;
+  hello.jobToken = kToken;
+  hello.connectorId = 5;
+  hello.pid = static_cast<uint32_t>(getpid());
+  hello.ringBytes = weft::shm::kMinRingBytes;
+  unsigned char bytes[weft::shm::kHelloBytes];
+  weft::shm::encodeHello(hello, bytes);
+  int noFds = rawConnect();
+  ASSERT_EQ(sendFds(noFds, bytes, sizeof(bytes), nullptr, 0), static_cast<ssize_t>(sizeof(bytes)));
+
+  // An unsealed segment of the right size: a peer could shrink it under the mapping and fault the acceptor.
+  int unsealed = rawConnect();
+  int seg = memfd_create("weft-shm-test-unsealed", MFD_CLOEXEC);
+  ASSERT_GE(seg, 0);
+  ASSERT_EQ(ftruncate(seg, static_cast<off_t>(weft::shm::segmentBytes(weft::shm::kMinRingBytes))), 0);
+  int bell = memfd_create("weft-shm-test-bell", MFD_CLOEXEC);
+  ASSERT_EQ(ftruncate(bell, 4096), 0);
+  int fds[2] = {seg, bell};
+  ASSERT_EQ(sendFds(unsealed, bytes, sizeof(bytes), fds, 2), static_cast<ssize_t>(sizeof(bytes)));
+  close(seg);
+  close(bell);
+
+  void* recv = nullptr;
+  uint64_t id = 0;
+  auto until = Clock::now() + 300ms;
+  while (Clock::now() < until) {
+    ASSERT_EQ(gOps->accept(listen_, &recv, &id), weftSuccess);
+    ASSERT_EQ(recv, nullptr);
+    gOps->waitReady(ctx_, 10000);
+  }
+  EXPECT_TRUE(logContains("not a weft shm hello"));
+  EXPECT_TRUE(logContains("bad hello (0 fds"));
+  EXPECT_TRUE(logContains("not sealed against shrinking"));
+  // The refused connections are closed, and the fds they brought with them too.
+  char c;
+  for (int fd : {garbage, noFds, unsealed}) {
+    EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
+    close(fd);
+  }
+  EXPECT_EQ(countOurMemfds(), memfdsBefore);
+
+  Pair& p = newPair(8);
+  EXPECT_EQ(p.acceptedId, 8u);
+}
+
+TEST_P(ShmPath, RoundTripSizesTwoThreads) {
+  Pair& p = newPair();
+  std::vector<size_t> sizes;
+  for (int round = 0; round < 2; ++round)
+    sizes.insert(sizes.end(), kRoundTripSizes.begin(), kRoundTripSizes.end());
+  std::thread receiver([&] { recvAll(ctx_, p.recv, sizes, 3); });
+  sendAll(ctx_, p.send, sizes, 3);
+  receiver.join();
+  EXPECT_EQ(logContains("large messages by CMA"), cma());
+  EXPECT_EQ(logContains("CMA not available (WEFT_SHM_CMA=0): copying through the segment"), !cma());
+}
+
+TEST_P(ShmPath, ManySmallMessagesInFlight) {
+  Pair& p = newPair();
+  std::vector<size_t> sizes;
+  for (size_t m = 0; m < 3000; ++m) sizes.push_back((m * 37) % 5000);
+  std::thread receiver([&] { recvAll(ctx_, p.recv, sizes, 0); });
+  sendAll(ctx_, p.send, sizes, 0);
+  receiver.join();
+}
+
+// Mixed sizes in flight, posted before the receiver is accepted: small ones wait in the ring, the first large
+// one waits for the acceptor's reply.
+TEST_P(ShmPath, MixedSizesPostedBeforeAccept) {
+  void* send = connectFrom(ctx_, handle_, 3);
+  ASSERT_NE(send, nullptr);
+  std::vector<size_t> sizes;
+  for (size_t m = 0; m < 300; ++m) sizes.push_back(m % 10 == 9 ? (size_t{200} << 10) + m : (m * 7919) % 70000);
+  std::thread sender([&] { sendAll(ctx_, send, sizes, 1); });
+  std::this_thread::sleep_for(50ms);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  recvAll(ctx_, recv, sizes, 1);
+  sender.join();
+  EXPECT_EQ(gOps->closeSend(send), weftSuccess);
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+}
+
+// Two connections used by two threads at the same time, each thread sending on one and receiving on the other,
+// while a third thread calls waitReady.
+TEST_P(ShmPath, TwoConnectionsTwoThreads) {
+  Pair& a = newPair(1);
+  Pair& b = newPair(2);
+  if (a.acceptedId != 1) std::swap(a.recv, b.recv);
+  std::vector<size_t> sizes;
+  for (size_t m = 0; m < 200; ++m) sizes.push_back((m * 7919) % 300000);
+  std::atomic<bool> stop{false};
+  std::thread waiter([&] {
+    while (!stop) gOps->waitReady(ctx_, 2000);
+  });
+  std::thread t1([&] {
+    std::thread r([&] { recvAll(ctx_, b.recv, sizes, 2); });
+    sendAll(ctx_, a.send, sizes, 1);
+    r.join();
+  });
+  std::thread t2([&] {
+    std::thread r([&] { recvAll(ctx_, a.recv, sizes, 1); });
+    sendAll(ctx_, b.send, sizes, 2);
+    r.join();
+  });
+  t1.join();
+  t2.join();
+  stop = true;
+  waiter.join();
+}
+
+// The sender is another process with its own plugin context: CMA reads another address space.
+TEST_P(ShmPath, RoundTripForkedSender) {
+  std::vector<size_t> sizes = kRoundTripSizes;
+  pid_t pid = forkSender(77, [&](void* ctx, void* send) { sendAll(ctx, send, sizes, 5); });
+  ASSERT_GT(pid, 0);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  EXPECT_EQ(id, 77u);
+  recvAll(ctx_, recv, sizes, 5);
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+  EXPECT_EQ(reap(pid), 0);
+  EXPECT_EQ(logContains("large messages by CMA"), cma());
+}
+
+// Many messages between two processes, the receiver forked this time, each side's waits sleeping in
+// waitReady; then the sender closes and the receiver still gets what was in the ring.
+TEST_P(ShmPath, ForkedReceiverThenSenderCloses) {
+  std::vector<size_t> sizes;
+  for (size_t m = 0; m < 400; ++m) sizes.push_back(m % 50 == 0 ? (size_t{3} << 20) + m : (m * 131) % 9000);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(120);
+    close(ready[0]);
+    void* ctx = nullptr;
+    if (gPlugin->init(&kHost, &ctx) != weftSuccess) _exit(2);
+    unsigned char handle[WEFT_NET_HANDLE_BYTES];
+    void* l = nullptr;
+    if (gOps->listen(ctx, kToken, handle, &l) != weftSuccess) _exit(3);
+    if (write(ready[1], handle, sizeof(handle)) != static_cast<ssize_t>(sizeof(handle))) _exit(4);
+    uint64_t id = 0;
+    void* recv = acceptFrom(ctx, l, &id);
+    if (recv == nullptr) _exit(6);
+    recvAll(ctx, recv, sizes, 9);
+    // What the sender left in the ring before it closed.
+    std::this_thread::sleep_for(300ms);
+    recvAll(ctx, recv, {5, 60000}, 10);
+    // Then nothing more comes: a receive fails (the peer closed), it does not hang.
+    char byte;
+    void* r = nullptr;
+    size_t size = 0;
+    if (gOps->irecv(recv, &byte, 1, 11, nullptr, &r) != weftSuccess) _exit(7);
+    if (waitRequest(ctx, r, &size, 10s) != weftRemoteError) _exit(8);
+    bool failed = ::testing::Test::HasFailure();
+    gOps->closeRecv(recv);
+    gOps->closeListen(l);
+    gPlugin->finalize(ctx);
+    _exit(failed ? 5 : 0);
+  }
+  close(ready[1]);
+  unsigned char handle[WEFT_NET_HANDLE_BYTES];
+  ASSERT_EQ(read(ready[0], handle, sizeof(handle)), static_cast<ssize_t>(sizeof(handle)));
+  close(ready[0]);
+  void* send = connectFrom(ctx_, handle, 1);
+  ASSERT_NE(send, nullptr);
+  sendAll(ctx_, send, sizes, 9);
+  // Both small enough for the ring: done once written, so the close comes before the child reads them.
+  sendAll(ctx_, send, {5, 60000}, 10);
+  EXPECT_EQ(gOps->closeSend(send), weftSuccess);
+  EXPECT_EQ(reap(pid), 0);
+}
+
+TEST_P(ShmPath, LongerMessageFailsWithoutOverflow) {
+  // Small (in the ring) and large (CMA, or pieces through the ring); each on a fresh connection since a
+  // failure leaves the connection unusable.
+  for (size_t sent : {size_t{200}, size_t{6} << 20}) {  // 6 MiB: more than the ring holds
+    clearLog();
+    Pair& p = newPair();
+    constexpr size_t kGuard = 64;
+    size_t posted = sent / 2;
+    std::vector<unsigned char> buf(kGuard + posted + kGuard, 0xa5);
+    std::vector<unsigned char> msg = makeMessage(0, sent);
+    void* rr = nullptr;
+    void* sr = nullptr;
+    ASSERT_EQ(gOps->irecv(p.recv, buf.data() + kGuard, posted, 4, nullptr, &rr), weftSuccess);
+    ASSERT_EQ(gOps->isend(p.send, msg.data(), msg.size(), 4, nullptr, &sr), weftSuccess);
+    size_t size = 0;
+    EXPECT_EQ(waitRequest(ctx_, rr, &size, 10s), weftRemoteError);
+    for (unsigned char c : buf) ASSERT_EQ(c, 0xa5);
+    EXPECT_TRUE(logContains("message of " + std::to_string(sent) + " bytes for a receive of " +
+                            std::to_string(posted) + " bytes"));
+    // The sender learns it too unless its message had been fully written into the ring.
+    weftResult_t sendResult = waitRequest(ctx_, sr, &size, 10s);
+    if (sent > (size_t{64} << 10)) {
+      EXPECT_EQ(sendResult, weftRemoteError);
+    } else {
+      EXPECT_EQ(sendResult, weftSuccess);
+    }
+    // The connection is unusable afterwards: later receives fail at once.
+    EXPECT_EQ(gOps->irecv(p.recv, buf.data(), 1, 4, nullptr, &rr), weftRemoteError);
+  }
+}
+
+TEST_P(ShmPath, TagMismatchFails) {
+  for (size_t len : {size_t{4}, size_t{1} << 20}) {
+    clearLog();
+    Pair& p = newPair();
+    std::vector<unsigned char> out = makeMessage(1, len);
+    std::vector<unsigned char> in(len, 0);
+    void* sr = nullptr;
+    void* rr = nullptr;
+    ASSERT_EQ(gOps->isend(p.send, out.data(), len, 1, nullptr, &sr), weftSuccess);
+    ASSERT_EQ(gOps->irecv(p.recv, in.data(), len, 2, nullptr, &rr), weftSuccess);
+    size_t size = 0;
+    EXPECT_EQ(waitRequest(ctx_, rr, &size, 10s), weftRemoteError);
+    EXPECT_TRUE(logContains("tag mismatch: message with tag 1 for a receive with tag 2"));
+    EXPECT_EQ(in, std::vector<unsigned char>(len, 0));
+    weftResult_t sendResult = waitRequest(ctx_, sr, &size, 10s);
+    EXPECT_TRUE(sendResult == weftSuccess || sendResult == weftRemoteError);
+  }
+}
+
+TEST_P(ShmPath, ShorterMessageReportsItsSize) {
+  Pair& p = newPair();
+  std::vector<unsigned char> buf((size_t{1} << 20) + 100, 0xa5);
+  for (size_t len : {size_t{10}, size_t{5}, size_t{0}, size_t{100}, size_t{100000}, size_t{1} << 20}) {
+    std::vector<unsigned char> msg = makeMessage(len, len);
+    std::fill(buf.begin(), buf.end(), 0xa5);
+    void* sr = nullptr;
+    void* rr = nullptr;
+    ASSERT_EQ(gOps->irecv(p.recv, buf.data(), buf.size(), 0, nullptr, &rr), weftSuccess);
+    ASSERT_EQ(gOps->isend(p.send, msg.data(), len, 0, nullptr, &sr), weftSuccess);
+    size_t size = 999;
+    std::thread receiver([&] {
+      size_t got = 999;
+      EXPECT_EQ(waitRequest(ctx_, rr, &got), weftSuccess);
+      EXPECT_EQ(got, len);
+    });
+    ASSERT_EQ(waitRequest(ctx_, sr, &size), weftSuccess);
+    EXPECT_EQ(size, len);
+    receiver.join();
+    EXPECT_TRUE(checkMessage(len, buf.data(), len));
+    for (size_t i = len; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xa5);
+  }
+}
+
+TEST_F(ShmTest, ZeroLengthWithNullBuffer) {
+  Pair& p = newPair();
+  void* sr = nullptr;
+  void* rr = nullptr;
+  ASSERT_EQ(gOps->irecv(p.recv, nullptr, 0, 0, nullptr, &rr), weftSuccess);
+  ASSERT_EQ(gOps->isend(p.send, nullptr, 0, 0, nullptr, &sr), weftSuccess);
+  size_t size = 1;
+  EXPECT_EQ(waitRequest(ctx_, sr, &size), weftSuccess);
+  EXPECT_EQ(size, 0u);
+  size = 1;
+  EXPECT_EQ(waitRequest(ctx_, rr, &size), weftSuccess);
+  EXPECT_EQ(size, 0u);
+  EXPECT_EQ(gOps->isend(p.send, nullptr, 1, 0, nullptr, &sr), weftInvalidArgument);
+  EXPECT_EQ(gOps->isend(p.recv, nullptr, 0, 0, nullptr, &sr), weftInvalidUsage);
+  EXPECT_EQ(gOps->irecv(p.send, nullptr, 0, 0, nullptr, &sr), weftInvalidUsage);
+}
+
+TEST_P(ShmPath, ReceiverClosesMidTransfer) {
+  Pair& p = newPair();
+  std::vector<unsigned char> out(size_t{64} << 20, 1);
+  void* sr = nullptr;
+  ASSERT_EQ(gOps->isend(p.send, out.data(), out.size(), 0, nullptr, &sr), weftSuccess);
+  ASSERT_EQ(gOps->closeRecv(p.recv), weftSuccess);
+  p.recv = nullptr;
+  size_t size = 0;
+  auto start = Clock::now();
+  EXPECT_EQ(waitRequest(ctx_, sr, &size, 20s), weftRemoteError);
+  EXPECT_LT(Clock::now() - start, 5s);
+}
+
+TEST_P(ShmPath, SenderClosesMidTransfer) {
+  Pair& p = newPair();
+  std::vector<unsigned char> out(size_t{64} << 20, 1);
+  std::vector<unsigned char> in(out.size());
+  void* sr = nullptr;
+  void* rr = nullptr;
+  ASSERT_EQ(gOps->isend(p.send, out.data(), out.size(), 0, nullptr, &sr), weftSuccess);
+  ASSERT_EQ(gOps->closeSend(p.send), weftSuccess);
+  p.send = nullptr;
+  ASSERT_EQ(gOps->irecv(p.recv, in.data(), in.size(), 0, nullptr, &rr), weftSuccess);
+  size_t size = 0;
+  auto start = Clock::now();
+  EXPECT_EQ(waitRequest(ctx_, rr, &size, 20s), weftRemoteError);
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_TRUE(logContains("closed the connection"));
+}
+
+// A sender may finish (its messages written into the ring) and close before the receiver accepts: the
+// receiver still gets every message, then the end of the stream.
+TEST_F(ShmTest, SenderClosedBeforeAccept) {
+  void* send = connectFrom(ctx_, handle_, 4);
+  ASSERT_NE(send, nullptr);
+  std::vector<size_t> sizes = {0, 1, 4099, size_t{64} << 10};
+  sendAll(ctx_, send, sizes, 6);
+  EXPECT_EQ(gOps->closeSend(send), weftSuccess);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  EXPECT_EQ(id, 4u);
+  recvAll(ctx_, recv, sizes, 6);
+  char byte;
+  void* r = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(gOps->irecv(recv, &byte, 1, 6, nullptr, &r), weftSuccess);
+  EXPECT_EQ(waitRequest(ctx_, r, &size, 10s), weftRemoteError);
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+}
+
+TEST_F(ShmTest, PeerClosedBeforeAnyData) {
+  Pair& p = newPair();
+  char in[16];
+  void* rr = nullptr;
+  ASSERT_EQ(gOps->irecv(p.recv, in, sizeof(in), 0, nullptr, &rr), weftSuccess);
+  ASSERT_EQ(gOps->closeSend(p.send), weftSuccess);
+  p.send = nullptr;
+  size_t size = 0;
+  EXPECT_EQ(waitRequest(ctx_, rr, &size, 20s), weftRemoteError);
+}
+
+TEST_F(ShmTest, CloseWithPendingRequests) {
+  Pair& p = newPair();
+  std::vector<unsigned char> out(size_t{32} << 20, 1);
+  char in[16];
+  void* r = nullptr;
+  ASSERT_EQ(gOps->irecv(p.recv, in, sizeof(in), 0, nullptr, &r), weftSuccess);
+  ASSERT_EQ(gOps->irecv(p.recv, in, sizeof(in), 0, nullptr, &r), weftSuccess);
+  ASSERT_EQ(gOps->isend(p.send, out.data(), out.size(), 0, nullptr, &r), weftSuccess);
+  ASSERT_EQ(gOps->isend(p.send, out.data(), out.size(), 0, nullptr, &r), weftSuccess);
+}
+
+// The sending process is SIGKILLed in the middle of a 64 MiB message streamed through the ring: it wrote
+// what the ring holds, the receiver took part of it, then the sender died.
+TEST_F(ShmTest, SenderKilledMidStream) {
+  setenv("WEFT_SHM_CMA", "0", 1);  // read by the child's init: this connection copies through the ring
+  size_t bytes = size_t{64} << 20;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = forkSender(1, [&](void* ctx, void* send) {
+    std::vector<unsigned char> out = makeMessage(0, bytes);
+    void* r = nullptr;
+    if (gOps->isend(send, out.data(), out.size(), 0, nullptr, &r) != weftSuccess) _exit(6);
+    // The large message waits for the acceptor's reply; progress until the ring is full.
+    int done = 0;
+    size_t size = 0;
+    for (int i = 0; i < 100; ++i) {
+      gOps->test(r, &done, &size);
+      gOps->waitReady(ctx, 1000);
+    }
+    if (write(ready[1], "x", 1) != 1) _exit(9);
+    pause();
+  });
+  ASSERT_GT(pid, 0);
+  close(ready[1]);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  char x;
+  ASSERT_EQ(read(ready[0], &x, 1), 1);
+  close(ready[0]);
+  std::vector<unsigned char> in(bytes, 0);
+  void* rr = nullptr;
+  ASSERT_EQ(gOps->irecv(recv, in.data(), in.size(), 0, nullptr, &rr), weftSuccess);
+  int done = 0;
+  size_t size = 0;
+  ASSERT_EQ(gOps->test(rr, &done, &size), weftSuccess);
+  ASSERT_EQ(done, 0);
+  EXPECT_TRUE(checkMessage(0, in.data(), size_t{1} << 20));  // the first MiB came through the ring
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(reap(pid), 128 + SIGKILL);
+  auto start = Clock::now();
+  EXPECT_EQ(waitRequest(ctx_, rr, &size, 20s), weftRemoteError);
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_TRUE(logContains("closed the connection or exited"));
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+}
+
+// The sending process is SIGKILLed while its CMA message waits to be read: the read must fail, not read
+// whatever now has that pid.
+TEST_F(ShmTest, SenderKilledBeforeCmaRead) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  size_t bytes = size_t{8} << 20;
+  pid_t pid = forkSender(1, [&](void* ctx, void* send) {
+    std::vector<unsigned char> small = makeMessage(0, 10), out = makeMessage(1, bytes);
+    void* r1 = nullptr;
+    void* r2 = nullptr;
+    if (gOps->isend(send, small.data(), small.size(), 0, nullptr, &r1) != weftSuccess) _exit(6);
+    if (gOps->isend(send, out.data(), out.size(), 0, nullptr, &r2) != weftSuccess) _exit(7);
+    size_t size = 0;
+    if (waitRequest(ctx, r1, &size) != weftSuccess) _exit(8);
+    int done = 0;
+    // Progress until the large header is in the ring (it waits for the acceptor's reply).
+    for (int i = 0; i < 200; ++i) {
+      gOps->test(r2, &done, &size);
+      gOps->waitReady(ctx, 1000);
+    }
+    if (write(ready[1], "x", 1) != 1) _exit(9);
+    pause();
+  });
+  ASSERT_GT(pid, 0);
+  close(ready[1]);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  std::vector<unsigned char> small(10), in(bytes, 0);
+  void* rr = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(gOps->irecv(recv, small.data(), small.size(), 0, nullptr, &rr), weftSuccess);
+  ASSERT_EQ(waitRequest(ctx_, rr, &size, 20s), weftSuccess);
+  char x;
+  ASSERT_EQ(read(ready[0], &x, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(reap(pid), 128 + SIGKILL);
+  auto start = Clock::now();
+  ASSERT_EQ(gOps->irecv(recv, in.data(), in.size(), 0, nullptr, &rr), weftSuccess);
+  EXPECT_EQ(waitRequest(ctx_, rr, &size, 20s), weftRemoteError);
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_EQ(in, std::vector<unsigned char>(bytes, 0));
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+}
+
+// The receiving process is SIGKILLed while a 64 MiB send waits on it (for ring space after 4 MiB, or for its
+// CMA read).
+TEST_P(ShmPath, ReceiverKilledMidTransfer) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(120);
+    close(ready[0]);
+    void* ctx = nullptr;
+    if (gPlugin->init(&kHost, &ctx) != weftSuccess) _exit(2);
+    unsigned char handle[WEFT_NET_HANDLE_BYTES];
+    void* l = nullptr;
+    if (gOps->listen(ctx, kToken, handle, &l) != weftSuccess) _exit(3);
+    if (write(ready[1], handle, sizeof(handle)) != static_cast<ssize_t>(sizeof(handle))) _exit(4);
+    uint64_t id = 0;
+    void* recv = acceptFrom(ctx, l, &id);
+    if (recv == nullptr) _exit(6);
+    // Receives nothing: the sender waits for ring space (or for its CMA read) when the child is killed.
+    pause();
+  }
+  close(ready[1]);
+  unsigned char handle[WEFT_NET_HANDLE_BYTES];
+  ASSERT_EQ(read(ready[0], handle, sizeof(handle)), static_cast<ssize_t>(sizeof(handle)));
+  close(ready[0]);
+  void* send = connectFrom(ctx_, handle, 1);
+  ASSERT_NE(send, nullptr);
+  std::vector<unsigned char> out(size_t{64} << 20, 3);
+  void* sr = nullptr;
+  ASSERT_EQ(gOps->isend(send, out.data(), out.size(), 0, nullptr, &sr), weftSuccess);
+  int done = 0;
+  size_t size = 0;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(gOps->test(sr, &done, &size), weftSuccess);
+    ASSERT_EQ(done, 0);
+    gOps->waitReady(ctx_, 1000);
+  }
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(reap(pid), 128 + SIGKILL);
+  auto start = Clock::now();
+  EXPECT_EQ(waitRequest(ctx_, sr, &size, 20s), weftRemoteError);
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_EQ(gOps->closeSend(send), weftSuccess);
+}
+
+TEST_F(ShmTest, WaitReadyHonoursTimeoutAndSleeps) {
+  // Nothing pending: the full timeout.
+  auto start = Clock::now();
+  EXPECT_EQ(gOps->waitReady(ctx_, 50000), weftSuccess);
+  auto elapsed = Clock::now() - start;
+  EXPECT_GE(elapsed, 40ms);
+  EXPECT_LT(elapsed, 1s);
+
+  start = Clock::now();
+  EXPECT_EQ(gOps->waitReady(ctx_, 0), weftSuccess);
+  EXPECT_LT(Clock::now() - start, 50ms);
+
+  // A receive pending without data: the timeout again, still asleep.
+  Pair& p = newPair();
+  char in[8];
+  void* rr = nullptr;
+  ASSERT_EQ(gOps->irecv(p.recv, in, sizeof(in), 0, nullptr, &rr), weftSuccess);
+  start = Clock::now();
+  double cpu = threadCpuSeconds();
+  EXPECT_EQ(gOps->waitReady(ctx_, 200000), weftSuccess);
+  elapsed = Clock::now() - start;
+  EXPECT_GE(elapsed, 180ms);
+  EXPECT_LT(elapsed, 1s);
+  EXPECT_LT(threadCpuSeconds() - cpu, 0.05) << "waitReady spins";
+
+  // Data arriving wakes it well before its timeout.
+  std::thread sender([&] {
+    std::this_thread::sleep_for(50ms);
+    void* sr = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(gOps->isend(p.send, "1234567", 8, 0, nullptr, &sr), weftSuccess);
+    EXPECT_EQ(waitRequest(ctx_, sr, &size), weftSuccess);
+  });
+  start = Clock::now();
+  EXPECT_EQ(gOps->waitReady(ctx_, 10000000), weftSuccess);
+  EXPECT_LT(Clock::now() - start, 1s);
+  sender.join();
+  size_t size = 0;
+  EXPECT_EQ(waitRequest(ctx_, rr, &size), weftSuccess);
+  EXPECT_STREQ(in, "1234567");
+}
+
+// Another process's data wakes waitReady through the futex in shared memory, well within its timeout.
+TEST_F(ShmTest, WaitReadyWokenByOtherProcess) {
+  pid_t pid = forkSender(1, [&](void* ctx, void* send) {
+    std::this_thread::sleep_for(300ms);
+    std::vector<unsigned char> msg = makeMessage(0, 100);
+    void* r = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(gOps->isend(send, msg.data(), msg.size(), 0, nullptr, &r), weftSuccess);
+    EXPECT_EQ(waitRequest(ctx, r, &size), weftSuccess);
+  });
+  ASSERT_GT(pid, 0);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  std::vector<unsigned char> in(100);
+  void* rr = nullptr;
+  ASSERT_EQ(gOps->irecv(recv, in.data(), in.size(), 0, nullptr, &rr), weftSuccess);
+  int done = 0;
+  size_t size = 0;
+  ASSERT_EQ(gOps->test(rr, &done, &size), weftSuccess);
+  ASSERT_EQ(done, 0);
+  auto start = Clock::now();
+  EXPECT_EQ(gOps->waitReady(ctx_, 10000000), weftSuccess);
+  auto elapsed = Clock::now() - start;
+  EXPECT_LT(elapsed, 2s);
+  EXPECT_EQ(waitRequest(ctx_, rr, &size, 10s), weftSuccess);
+  EXPECT_TRUE(checkMessage(0, in.data(), in.size()));
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+  EXPECT_EQ(reap(pid), 0);
+}
+
+// After connections with another process, a SIGKILL and every close, no memfd of ours is open or mapped and
+// nothing appeared in /dev/shm.
+TEST_F(ShmTest, NothingLeftBehind) {
+  std::set<std::string> before = devShmEntries();
+  {
+    Pair& p = newPair();
+    std::vector<size_t> sizes = {1, size_t{1} << 20};
+    std::thread receiver([&] { recvAll(ctx_, p.recv, sizes, 0); });
+    sendAll(ctx_, p.send, sizes, 0);
+    receiver.join();
+  }
+  pid_t pid = forkSender(2, [&](void* ctx, void* send) {
+    std::vector<unsigned char> out = makeMessage(0, size_t{16} << 20);
+    void* r = nullptr;
+    gOps->isend(send, out.data(), out.size(), 0, nullptr, &r);
+    size_t size = 0;
+    waitRequest(ctx, r, &size);
+  });
+  ASSERT_GT(pid, 0);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  EXPECT_GT(countOurMemfds(), 0);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  reap(pid);
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+  for (Pair& p : pairs_) {
+    EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
+    EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
+  }
+  pairs_.clear();
+  EXPECT_EQ(gOps->closeListen(listen_), weftSuccess);
+  listen_ = nullptr;
+  EXPECT_EQ(gPlugin->finalize(ctx_), weftSuccess);
+  ctx_ = nullptr;
+  EXPECT_EQ(countOurMemfds(), 0);
+  for (const std::string& name : devShmEntries()) {
+    if (before.count(name) == 0) ADD_FAILURE() << "new in /dev/shm: " << name;
+    EXPECT_EQ(name.find("weft"), std::string::npos) << name;
+  }
+}
+
+TEST_F(ShmTest, BadArguments) {
+  unsigned char bogus[WEFT_NET_HANDLE_BYTES] = {};
+  void* send = reinterpret_cast<void*>(1);
+  EXPECT_EQ(gOps->connect(ctx_, bogus, kToken, 1, &send), weftInvalidArgument);
+  EXPECT_EQ(send, nullptr);
+  EXPECT_EQ(gOps->test(nullptr, nullptr, nullptr), weftInvalidArgument);
+  EXPECT_EQ(gOps->closeSend(nullptr), weftSuccess);
+  EXPECT_EQ(gOps->waitReady(nullptr, 0), weftInvalidArgument);
+}
+
+TEST_F(ShmTest, ClosedListenerIsAnError) {
+  unsigned char handle[WEFT_NET_HANDLE_BYTES];
+  void* l = nullptr;
+  ASSERT_EQ(gOps->listen(ctx_, kToken, handle, &l), weftSuccess);
+  ASSERT_EQ(gOps->closeListen(l), weftSuccess);
+  void* send = nullptr;
+  EXPECT_EQ(gOps->connect(ctx_, handle, kToken, 1, &send), weftRemoteError);
+  EXPECT_EQ(send, nullptr);
+  EXPECT_TRUE(logContains("nobody listens there"));
+}
+
+// init with other settings (each its own context).
+class ShmInit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    loadPlugin();
+    ASSERT_NE(gPlugin, nullptr);
+    clearLog();
+  }
+  void TearDown() override {
+    unsetenv("WEFT_SHM_CMA");
+    unsetenv("WEFT_SHM_RING_BYTES");
+  }
+};
+
+TEST_F(ShmInit, BadSettingsFail) {
+  void* ctx = nullptr;
+  setenv("WEFT_SHM_CMA", "maybe", 1);
+  EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument);
+  EXPECT_EQ(ctx, nullptr);
+  unsetenv("WEFT_SHM_CMA");
+  for (const char* bad : {"lots", "1000", "32K", "2G", "-4M"}) {
+    setenv("WEFT_SHM_RING_BYTES", bad, 1);
+    EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument) << bad;
+  }
+}
+
+// The smallest ring: every large message wraps many times, through the ring or by CMA.
+TEST_F(ShmInit, SmallRingWraps) {
+  for (const char* cma : {"1", "0"}) {
+    setenv("WEFT_SHM_RING_BYTES", "64K", 1);
+    setenv("WEFT_SHM_CMA", cma, 1);
+    void* ctx = nullptr;
+    ASSERT_EQ(gPlugin->init(&kHost, &ctx), weftSuccess);
+    unsigned char handle[WEFT_NET_HANDLE_BYTES];
+    void* l = nullptr;
+    ASSERT_EQ(gOps->listen(ctx, kToken, handle, &l), weftSuccess);
+    Pair p = connectPair(ctx, l, handle, kToken, 3);
+    ASSERT_NE(p.send, nullptr);
+    ASSERT_NE(p.recv, nullptr);
+    std::vector<size_t> sizes;
+    for (size_t m = 0; m < 500; ++m) sizes.push_back(m % 25 == 0 ? (size_t{1} << 20) + m : (m * 4099) % 65600);
+    std::thread receiver([&] { recvAll(ctx, p.recv, sizes, 0); });
+    sendAll(ctx, p.send, sizes, 0);
+    receiver.join();
+    EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
+    EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
+    EXPECT_EQ(gOps->closeListen(l), weftSuccess);
+    EXPECT_EQ(gPlugin->finalize(ctx), weftSuccess);
+  }
+}
+
+}  // namespace
