@@ -29,6 +29,25 @@ Collective collectiveOf(OpKind kind) {
   }
 }
 
+weftCollType_t collTypeOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::AllReduce:
+      return weftCollAllReduce;
+    case OpKind::Broadcast:
+      return weftCollBroadcast;
+    case OpKind::Reduce:
+      return weftCollReduce;
+    case OpKind::AllGather:
+      return weftCollAllGather;
+    case OpKind::ReduceScatter:
+      return weftCollReduceScatter;
+    case OpKind::AllToAll:
+      return weftCollAllToAll;
+    default:
+      return weftCollBarrier;
+  }
+}
+
 using AlgorithmFunction = void (*)(const CollArgs&, Channel&);
 
 AlgorithmFunction functionFor(Collective c, Algorithm a) {
@@ -82,20 +101,31 @@ void runAlone(const Op& op) {
   finishAverage(op, a);
 }
 
+// Hands the collective to the communicator's backend when there is one, WEFT_ALGO does not name an
+// algorithm for it, and the backend takes it. True when it ran.
+bool runOnBackend(const Op& op, Collective collective, const CollArgs& args) {
+  weftComm& comm = *op.comm;
+  if (comm.tuner.forces(collective)) return false;
+  if (!comm.backendTried) {
+    comm.backendTried = true;
+    comm.backend = Backend::setUp(comm);
+  }
+  return comm.backend != nullptr && comm.backend->run(collTypeOf(op.kind), args, opName(op.kind));
+}
+
 }  // namespace
 
 void runCollective(const Op& op) {
   weftComm& comm = *op.comm;
   Collective collective = collectiveOf(op.kind);
-  CommChannel channel(comm, kCollectiveChannel, collectiveName(collective));
-  if (op.kind == OpKind::Barrier) {
-    if (comm.nranks > 1) barrierDissemination(channel);
-    return;
-  }
-  if (op.args.count == 0) return;
+  if (comm.nranks == 1 && op.kind == OpKind::Barrier) return;
+  if (op.args.count == 0 && op.kind != OpKind::Barrier) return;
   if (comm.nranks == 1) return runAlone(op);
   CollArgs args = op.args;
   if (args.op == weftAvg) args.op = weftSum;
+  if (runOnBackend(op, collective, args)) return finishAverage(op, op.args);
+  CommChannel channel(comm, kCollectiveChannel, collectiveName(collective));
+  if (op.kind == OpKind::Barrier) return barrierDissemination(channel);
   Algorithm algorithm = comm.tuner.choose(collective, decisionBytes(args), comm.nranks);
   log::trace("{} of {} x {} with {}", opName(op.kind), args.count, dataTypeName(args.type),
              algorithmName(algorithm));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/comm/backend.h"
 #include "core/comm/connections.h"
 #include "core/comm/peer_info.h"
 #include "core/tuner/tuner.h"
@@ -24,6 +25,10 @@ struct weftComm {
   std::vector<weft::PeerInfo> peers;
   std::unique_ptr<weft::Connections> connections;
   weft::Tuner tuner;  // from WEFT_ALGO when the communicator was made
+
+  // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).
+  bool backendTried = false;
+  std::unique_ptr<weft::Backend> backend;
 
   // Operations run in the order they were issued (see core/comm/ordering.h).
   std::mutex orderMutex;

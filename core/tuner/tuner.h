@@ -33,6 +33,8 @@ class Tuner {
   static Tuner fromConfig();  // WEFT_ALGO, or the defaults when unset
 
   Algorithm choose(Collective c, size_t bytes, int nranks) const;
+  // Whether WEFT_ALGO names the algorithm of c (then no backend runs c either).
+  bool forces(Collective c) const { return forced_[static_cast<size_t>(c)].has_value(); }
 
  private:
   std::array<std::optional<Algorithm>, static_cast<size_t>(Collective::Count)> forced_{};

@@ -82,7 +82,61 @@ typedef struct {
   weftResult_t (*closeListen)(void* listenComm);
 } weftTransportOps_v1;
 
-/* Backends (mpi, nccl) run whole collectives; their calls are defined when the first backend lands. */
+/*
+ * Backends run whole collectives of a communicator themselves: mpi and nccl for every collective, and a
+ * transport may offer them too for the cases it can do better than message passing (shm: all ranks on one
+ * host, reducing straight out of each other's memory). Weft keeps everything else: argument checks, issue
+ * order, groups and streams, weftAvg's division, and its own algorithms for what a backend declines.
+ *
+ * A communicator's backend state is set up collectively at its first collective: every rank calls
+ * commPrepare, Weft gathers every rank's address, every rank calls commConnect, and Weft checks that all
+ * succeeded. If any rank fails either step (or has no such plugin), every rank destroys its state and the
+ * communicator runs without the backend.
+ */
+#define WEFT_BACKEND_ADDRESS_BYTES 128
+
+/* What Weft tells a backend about one communicator. */
+typedef struct {
+  int rank;
+  int nranks;
+  double timeoutSeconds; /* WEFT_TIMEOUT: the longest a call may wait without news from a peer */
+  /* Weft's vectorised kernels: dst[i] = a[i] op b[i]; dst may alias a or b exactly (not partially).
+   * float16 and bfloat16 combine in float32. */
+  void (*reduce)(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op);
+} weftBackendComm_v1;
+
+/* One collective, with the C ABI's conventions: count is AllGather's send count, ReduceScatter's
+ * receive count and AllToAll's count per peer; in place when sendbuff == recvbuff (AllGather: sendbuff
+ * is recvbuff's block of this rank; ReduceScatter: recvbuff is sendbuff's block); Broadcast reads
+ * sendbuff on the root only, Reduce writes recvbuff on the root only. op is never weftAvg (Weft divides
+ * afterwards). */
+typedef struct {
+  weftCollType_t coll;
+  const void* sendbuff;
+  void* recvbuff;
+  size_t count;
+  weftDataType_t datatype;
+  weftRedOp_t op;
+  int root;
+} weftBackendOp_v1;
+
+struct weftBackendOps_v1 {
+  /* The local half of the setup (nothing waits on a peer): fills address (WEFT_BACKEND_ADDRESS_BYTES) with
+   * what the other ranks need. */
+  weftResult_t (*commPrepare)(void* ctx, const weftBackendComm_v1* info, void* address, void** bcomm);
+  /* With every rank's address, in rank order (nranks * WEFT_BACKEND_ADDRESS_BYTES). */
+  weftResult_t (*commConnect)(void* bcomm, const void* addresses);
+  /* Frees everything; never waits on a peer. Also called after a failed prepare or connect. */
+  weftResult_t (*commDestroy)(void* bcomm);
+  /* 1 when the backend runs this operation, else 0. Must depend only on what is equal on every rank (the
+   * collective, count, type, op, root, settings), so that every rank decides alike. */
+  int (*supports)(void* bcomm, const weftBackendOp_v1* op);
+  /* Runs the operation; returns when this rank's part is done. Calls on one bcomm never overlap. */
+  weftResult_t (*run)(void* bcomm, const weftBackendOp_v1* op);
+  /* Says why the last call on bcomm failed (naming the peer where one is at fault); valid until the next
+   * call on bcomm. */
+  const char* (*lastError)(void* bcomm);
+};
 typedef struct weftBackendOps_v1 weftBackendOps_v1;
 
 typedef struct {
@@ -95,7 +149,7 @@ typedef struct {
   weftResult_t (*finalize)(void* ctx);
   weftResult_t (*getProperties)(void* ctx, weftTransportProps_v1* props);
   const weftTransportOps_v1* transport; /* kind == weftPluginTransport */
-  const weftBackendOps_v1* backend;     /* kind == weftPluginBackend */
+  const weftBackendOps_v1* backend;     /* kind == weftPluginBackend; a transport may offer one too (or NULL) */
 } weftPlugin_v1_t;
 
 #ifdef __cplusplus

@@ -66,6 +66,19 @@ typedef enum {
 typedef enum { weftSum = 0, weftProd, weftMax, weftMin, weftAvg } weftRedOp_t;
 #define WEFT_NUM_RED_OPS 5
 
+/* Kinds of operation: used by fusion settings, statistics and plugin backends. */
+typedef enum {
+  weftCollAllReduce = 0,
+  weftCollAllGather,
+  weftCollReduceScatter,
+  weftCollAllToAll,
+  weftCollBroadcast,
+  weftCollReduce,
+  weftCollSend,
+  weftCollRecv,
+  weftCollBarrier
+} weftCollType_t;
+
 #define WEFT_SPLIT_NOCOLOR (-1)
 
 /* Errors and version */

@@ -39,6 +39,23 @@ int cmaRead(pid_t pid, void* dst, uint64_t address, size_t n) {
   return 0;
 }
 
+int cmaWrite(pid_t pid, uint64_t address, const void* src, size_t n) {
+  const auto* in = static_cast<const unsigned char*>(src);
+  size_t done = 0;
+  while (done < n) {
+    iovec local{const_cast<unsigned char*>(in + done), n - done};
+    iovec remote{reinterpret_cast<void*>(address + done), n - done};
+    ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (put == 0) return EFAULT;
+    done += static_cast<size_t>(put);
+  }
+  return 0;
+}
+
 int openPidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));

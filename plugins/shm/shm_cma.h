@@ -24,6 +24,9 @@ int cmaProbe(pid_t pid, uint64_t address, uint64_t expected);
 // Reads n bytes at `address` in pid into dst. 0 or the errno.
 int cmaRead(pid_t pid, void* dst, uint64_t address, size_t n);
 
+// Writes n bytes from src at `address` in pid. 0 or the errno.
+int cmaWrite(pid_t pid, uint64_t address, const void* src, size_t n);
+
 // A pidfd for pid (-1 where the kernel has none): unlike the pid it cannot come to name another process.
 int openPidfd(pid_t pid);
 

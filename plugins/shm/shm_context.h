@@ -47,6 +47,10 @@ class PolledSocket {
 struct Settings {
   size_t ringBytes = 0;
   bool cma = false;  // WEFT_SHM_CMA allows it and process_vm_readv works on ourselves
+  // The node backend (shm_node.h): whole collectives among ranks of one host.
+  bool nodeCollectives = true;  // WEFT_SHM_COLL
+  size_t stageBytes = 0;        // WEFT_SHM_STAGE_BYTES: per staging area; larger inputs go by CMA
+  size_t reduceAllBytes = 0;    // WEFT_SHM_REDUCE_ALL_BYTES: AllReduce up to this: every rank reduces all
 };
 
 class Context {
@@ -60,6 +64,7 @@ class Context {
 
   const weftPluginHost_v1* host() const { return host_; }
   size_t ringBytes() const { return settings_.ringBytes; }
+  const Settings& settings() const { return settings_; }
   bool cmaEnabled() const { return settings_.cma; }
   DoorbellPage* doorbell() const { return static_cast<DoorbellPage*>(doorbell_.data()); }
   int doorbellFd() const { return doorbellFd_; }

@@ -15,29 +15,15 @@
 #include "shm_cma.h"
 #include "shm_conn.h"
 #include "shm_context.h"
+#include "shm_guard.h"
 #include "shm_log.h"
+#include "shm_node.h"
 #include "shm_setup.h"
 #include "shm_socket.h"
 #include "weft/plugin.h"
 
 namespace weft::shm {
 namespace {
-
-template <typename F>
-weftResult_t guarded(const weftPluginHost_v1* host, const char* call, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    logf(host, weftLogError, "%s: out of memory", call);
-    return weftSystemError;
-  } catch (const std::exception& e) {
-    logf(host, weftLogError, "%s: %s", call, e.what());
-    return weftInternalError;
-  } catch (...) {
-    logf(host, weftLogError, "%s: unknown exception", call);
-    return weftInternalError;
-  }
-}
 
 const weftPluginHost_v1* hostOf(void* ctx) {
   return ctx != nullptr ? static_cast<Context*>(ctx)->host() : nullptr;
@@ -82,6 +68,11 @@ bool parseSwitch(const char* text, bool* out) {
   return false;
 }
 
+// The node backend's staging areas: four per rank and communicator (in and out, two parities).
+constexpr size_t kDefaultStageBytes = 256 * 1024;
+constexpr size_t kMaxStageBytes = 64ull << 20;
+constexpr size_t kDefaultReduceAllBytes = 16 * 1024;
+
 weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
   auto config = [&](const char* name) -> const char* {
     const char* value = host->getConfig != nullptr ? host->getConfig(name) : nullptr;
@@ -95,6 +86,29 @@ weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
       return weftInvalidArgument;
     }
     settings->ringBytes = static_cast<size_t>(bytes);
+  }
+  settings->stageBytes = kDefaultStageBytes;
+  if (const char* b = config("WEFT_SHM_STAGE_BYTES")) {
+    unsigned long long bytes = 0;
+    if (!parseBytes(b, &bytes) || bytes < 4096 || bytes > kMaxStageBytes) {
+      logf(host, weftLogError, "init: WEFT_SHM_STAGE_BYTES=%s is not a size from 4K to 64M", b);
+      return weftInvalidArgument;
+    }
+    settings->stageBytes = static_cast<size_t>(bytes + 63) / 64 * 64;
+  }
+  settings->reduceAllBytes = kDefaultReduceAllBytes;
+  if (const char* b = config("WEFT_SHM_REDUCE_ALL_BYTES")) {
+    unsigned long long bytes = 0;
+    if (!parseBytes(b, &bytes) || bytes > kMaxStageBytes) {
+      logf(host, weftLogError, "init: WEFT_SHM_REDUCE_ALL_BYTES=%s is not a size up to 64M", b);
+      return weftInvalidArgument;
+    }
+    settings->reduceAllBytes = static_cast<size_t>(bytes);
+  }
+  settings->nodeCollectives = true;
+  if (const char* c = config("WEFT_SHM_COLL"); c != nullptr && !parseSwitch(c, &settings->nodeCollectives)) {
+    logf(host, weftLogError, "init: WEFT_SHM_COLL=%s is not 0 or 1", c);
+    return weftInvalidArgument;
   }
   settings->cma = true;
   if (const char* c = config("WEFT_SHM_CMA"); c != nullptr && !parseSwitch(c, &settings->cma)) {
@@ -330,5 +344,5 @@ const weftPlugin_v1_t weftPlugin_v1 = {
     .finalize = weft::shm::shmFinalize,
     .getProperties = weft::shm::shmGetProperties,
     .transport = &weft::shm::kTransportOps,
-    .backend = nullptr,
+    .backend = &weft::shm::kNodeBackendOps,  // whole collectives among ranks of one host
 };

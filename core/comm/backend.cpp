@@ -1,0 +1,112 @@
+#include "core/comm/backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/comm/comm.h"
+#include "core/comm/comm_channel.h"
+#include "core/common/config.h"
+#include "core/common/error.h"
+#include "core/common/log.h"
+#include "core/plugins/registry.h"
+#include "core/reduce/reduce.h"
+
+namespace weft {
+namespace {
+
+// What each rank contributes to the setup exchange.
+struct SetupRecord {
+  int32_t ok;
+  int32_t reserved;
+  unsigned char address[WEFT_BACKEND_ADDRESS_BYTES];
+};
+
+// The first loaded plugin that offers backend calls, or null.
+const LoadedPlugin* backendPlugin() {
+  for (const LoadedPlugin& p : loadedTransports()) {
+    if (p.plugin->backend != nullptr) return &p;
+  }
+  return nullptr;
+}
+
+bool allOnOneHost(const weftComm& comm) {
+  return std::all_of(comm.peers.begin(), comm.peers.end(),
+                     [&](const PeerInfo& p) { return p.hostId == comm.peers.front().hostId; });
+}
+
+// Every rank's record, through the communicator's own AllGather.
+std::vector<SetupRecord> exchange(weftComm& comm, const SetupRecord& mine) {
+  std::vector<SetupRecord> all(static_cast<size_t>(comm.nranks));
+  CommChannel channel(comm, kCollectiveChannel, "backend setup");
+  CollArgs args;
+  args.sendbuff = &mine;
+  args.recvbuff = all.data();
+  args.count = sizeof(SetupRecord);
+  args.type = weftUint8;
+  allGatherRing(args, channel);
+  return all;
+}
+
+bool everyoneOk(const std::vector<SetupRecord>& all) {
+  return std::all_of(all.begin(), all.end(), [](const SetupRecord& r) { return r.ok == 1; });
+}
+
+void reduceKernel(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op) {
+  reduce(dst, a, b, count, type, op);
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
+  if (comm.nranks < 2 || !allOnOneHost(comm)) return nullptr;
+  const LoadedPlugin* plugin = backendPlugin();
+  const weftBackendOps_v1* ops = plugin != nullptr ? plugin->plugin->backend : nullptr;
+  weftBackendComm_v1 info{};
+  info.rank = comm.rank;
+  info.nranks = comm.nranks;
+  info.timeoutSeconds = static_cast<double>(config::getInt("WEFT_TIMEOUT", 600));
+  info.reduce = reduceKernel;
+
+  SetupRecord mine{};
+  void* bcomm = nullptr;
+  if (ops != nullptr && ops->commPrepare(plugin->context, &info, mine.address, &bcomm) == weftSuccess) mine.ok = 1;
+  std::unique_ptr<Backend> backend;
+  if (mine.ok == 1) backend = std::make_unique<Backend>(*plugin, bcomm);
+  std::vector<SetupRecord> all = exchange(comm, mine);
+  if (!everyoneOk(all)) {
+    log::debug("collective backend not used: not every rank could prepare one");
+    return nullptr;
+  }
+  // Everyone prepared: connect, then agree again (connecting can fail on one rank only).
+  std::vector<unsigned char> addresses(all.size() * WEFT_BACKEND_ADDRESS_BYTES);
+  for (size_t r = 0; r < all.size(); ++r) {
+    std::memcpy(&addresses[r * WEFT_BACKEND_ADDRESS_BYTES], all[r].address, WEFT_BACKEND_ADDRESS_BYTES);
+  }
+  SetupRecord connected{};
+  if (ops->commConnect(bcomm, addresses.data()) == weftSuccess) {
+    connected.ok = 1;
+  } else {
+    log::info("collective backend {} not used: {}", plugin->name, ops->lastError(bcomm));
+  }
+  if (!everyoneOk(exchange(comm, connected))) return nullptr;
+  log::info("collectives among the {} ranks of this host run in the {} plugin's backend", comm.nranks,
+            plugin->name);
+  return backend;
+}
+
+Backend::~Backend() { plugin_.plugin->backend->commDestroy(bcomm_); }
+
+const char* Backend::name() const { return plugin_.name.c_str(); }
+
+bool Backend::run(weftCollType_t coll, const CollArgs& args, const char* operation) {
+  const weftBackendOps_v1* ops = plugin_.plugin->backend;
+  weftBackendOp_v1 op{coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
+  if (ops->supports(bcomm_, &op) == 0) return false;
+  if (weftResult_t r = ops->run(bcomm_, &op); r != weftSuccess) {
+    fail(r, "{} ({} backend): {}", operation, plugin_.name, ops->lastError(bcomm_));
+  }
+  return true;
+}
+
+}  // namespace weft

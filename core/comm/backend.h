@@ -1,0 +1,39 @@
+// A communicator's backend: a plugin that runs whole collectives itself (today the shm plugin, for
+// communicators whose ranks all live on one host). Weft keeps argument checks, issue order, groups,
+// streams and weftAvg's division; the backend runs what it accepts, Weft's algorithms the rest.
+#pragma once
+
+#include <memory>
+
+#include "core/algorithms/algorithms.h"
+#include "weft/plugin.h"
+
+struct weftComm;
+
+namespace weft {
+
+struct LoadedPlugin;
+
+class Backend {
+ public:
+  // Collective over comm (the caller holds its turn): every rank offers its part, and the backend is used
+  // only when every rank could set it up. Returns null otherwise, on every rank alike. Throws only when
+  // the exchange itself fails (a dead peer).
+  static std::unique_ptr<Backend> setUp(weftComm& comm);
+
+  Backend(const LoadedPlugin& plugin, void* bcomm) : plugin_(plugin), bcomm_(bcomm) {}
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  const char* name() const;
+  // Runs the collective when the backend accepts it (the decision is the same on every rank) and returns
+  // true; false when Weft's own algorithms must run it. Throws the backend's error.
+  bool run(weftCollType_t coll, const CollArgs& args, const char* operation);
+
+ private:
+  const LoadedPlugin& plugin_;
+  void* bcomm_;
+};
+
+}  // namespace weft

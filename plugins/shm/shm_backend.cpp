@@ -1,0 +1,77 @@
+// The C ABI boundary of the node backend (shm_node.h): argument checks, and no exception escapes.
+#include <memory>
+
+#include "shm_context.h"
+#include "shm_guard.h"
+#include "shm_log.h"
+#include "shm_node.h"
+
+namespace weft::shm {
+namespace {
+
+weftResult_t nodePrepare(void* ctx, const weftBackendComm_v1* info, void* address, void** bcomm) {
+  if (ctx == nullptr || info == nullptr || address == nullptr || bcomm == nullptr) return weftInvalidArgument;
+  *bcomm = nullptr;
+  auto* c = static_cast<Context*>(ctx);
+  if (info->reduce == nullptr || info->nranks < 1 || info->rank < 0 || info->rank >= info->nranks) {
+    logf(c->host(), weftLogError, "commPrepare: rank %d of %d, reduce %s", info->rank, info->nranks,
+         info->reduce == nullptr ? "missing" : "given");
+    return weftInvalidArgument;
+  }
+  if (!c->settings().nodeCollectives) {
+    logf(c->host(), weftLogDebug, "node collectives off (WEFT_SHM_COLL=0)");
+    return weftInvalidUsage;
+  }
+  return guarded(c->host(), "commPrepare", [&]() -> weftResult_t {
+    try {
+      auto node = std::make_unique<NodeComm>(c, *info);
+      node->address(address);
+      *bcomm = node.release();
+      return weftSuccess;
+    } catch (const NodeError& e) {
+      logf(c->host(), weftLogWarn, "node collectives off: %s", e.message.c_str());
+      return e.code;
+    }
+  });
+}
+
+weftResult_t nodeConnect(void* bcomm, const void* addresses) {
+  if (bcomm == nullptr || addresses == nullptr) return weftInvalidArgument;
+  auto* node = static_cast<NodeComm*>(bcomm);
+  return guarded(nullptr, "commConnect", [&] {
+    return node->connect(static_cast<const unsigned char*>(addresses)) ? weftSuccess : weftSystemError;
+  });
+}
+
+weftResult_t nodeDestroy(void* bcomm) {
+  delete static_cast<NodeComm*>(bcomm);
+  return weftSuccess;
+}
+
+int nodeSupports(void* bcomm, const weftBackendOp_v1* op) {
+  if (bcomm == nullptr || op == nullptr) return 0;
+  return static_cast<NodeComm*>(bcomm)->supports(*op) ? 1 : 0;
+}
+
+weftResult_t nodeRun(void* bcomm, const weftBackendOp_v1* op) {
+  if (bcomm == nullptr || op == nullptr) return weftInvalidArgument;
+  auto* node = static_cast<NodeComm*>(bcomm);
+  return guarded(nullptr, "run", [&] { return node->run(*op); });
+}
+
+const char* nodeLastError(void* bcomm) {
+  return bcomm == nullptr ? "no backend communicator" : static_cast<NodeComm*>(bcomm)->lastError();
+}
+
+}  // namespace
+
+const weftBackendOps_v1 kNodeBackendOps = {
+    .commPrepare = nodePrepare,
+    .commConnect = nodeConnect,
+    .commDestroy = nodeDestroy,
+    .supports = nodeSupports,
+    .run = nodeRun,
+    .lastError = nodeLastError,
+};
+
+}  // namespace weft::shm

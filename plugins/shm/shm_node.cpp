@@ -1,0 +1,370 @@
+#include "shm_node.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/random.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "shm_cma.h"
+#include "shm_context.h"
+#include "shm_socket.h"
+
+namespace weft::shm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
+constexpr uint32_t kAddressVersion = 1;
+constexpr size_t kControlBytes = 3 * 4096;  // rounded up from sizeof(NodeControl)
+static_assert(sizeof(NodeControl) <= kControlBytes);
+
+// What a rank tells the others in its backend address.
+struct NodeAddress {
+  uint32_t magic;
+  uint32_t version;
+  int32_t pid;
+  int32_t fd;
+  uint64_t segmentBytes;
+  uint64_t stageBytes;
+  uint64_t cookie;
+  uint64_t controlAddr;  // where the segment is mapped in the owner: read with CMA to test it
+  uint32_t cma;          // 1 when this rank may use CMA
+};
+static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
+
+// Spinning is cheap only while every rank has a core: with more ranks than cores the spinner holds the
+// core of the rank it waits for. So spin briefly, then yield the core, then sleep on the doorbell.
+constexpr auto kSpinShort = std::chrono::microseconds(2);
+constexpr auto kSpinLong = std::chrono::microseconds(50);
+constexpr auto kYield = std::chrono::microseconds(200);
+constexpr int kSleepSliceUs = 10000;  // between looks at the peers' pidfds and the deadline
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+std::string errnoText(int err) { return std::strerror(err); }
+
+}  // namespace
+
+const char* nodeCollName(weftCollType_t coll) {
+  switch (coll) {
+    case weftCollAllReduce:
+      return "allreduce";
+    case weftCollAllGather:
+      return "allgather";
+    case weftCollReduceScatter:
+      return "reducescatter";
+    case weftCollAllToAll:
+      return "alltoall";
+    case weftCollBroadcast:
+      return "broadcast";
+    case weftCollReduce:
+      return "reduce";
+    case weftCollBarrier:
+      return "barrier";
+    default:
+      return "unsupported";
+  }
+}
+
+NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
+    : ctx_(ctx),
+      rank_(info.rank),
+      nranks_(info.nranks),
+      timeoutSeconds_(info.timeoutSeconds),
+      reduceKernel_(info.reduce),
+      stageBytes_(ctx->settings().stageBytes),
+      reduceAllBytes_(ctx->settings().reduceAllBytes),
+      cma_(ctx->cmaEnabled()),
+      segmentBytes_(kControlBytes + 4 * stageBytes_),
+      peers_(static_cast<size_t>(info.nranks)) {
+  std::string error;
+  ownFd_ = createSegment("weft-shm-node", segmentBytes_, &own_, &error);
+  if (ownFd_ < 0) throw NodeError{weftSystemError, error};
+  uint64_t cookie = 0;
+  if (getrandom(&cookie, sizeof(cookie), 0) != static_cast<ssize_t>(sizeof(cookie))) {
+    cookie = reinterpret_cast<uint64_t>(this) ^ 0x9e3779b97f4a7c15ULL;
+  }
+  mine()->doorbell.magic = kDoorbellMagic;
+  mine()->cookie = cookie;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  spinLong_ = cpus >= nranks_;
+}
+
+NodeComm::~NodeComm() {
+  closeFd(ownFd_);
+  for (Peer& p : peers_) closeFd(p.pidfd);
+}
+
+void NodeComm::address(void* out) const {
+  NodeAddress a{};
+  a.magic = kAddressMagic;
+  a.version = kAddressVersion;
+  a.pid = static_cast<int32_t>(getpid());
+  a.fd = ownFd_;
+  a.segmentBytes = segmentBytes_;
+  a.stageBytes = stageBytes_;
+  a.cookie = mine()->cookie;
+  a.controlAddr = reinterpret_cast<uint64_t>(mine());
+  a.cma = cma_ ? 1 : 0;
+  std::memset(out, 0, WEFT_BACKEND_ADDRESS_BYTES);
+  std::memcpy(out, &a, sizeof a);
+}
+
+bool NodeComm::connect(const unsigned char* addresses) {
+  std::vector<NodeAddress> all(peers_.size());
+  bool cmaEverywhere = true;
+  for (int r = 0; r < nranks_; ++r) {
+    std::memcpy(&all[r], addresses + static_cast<size_t>(r) * WEFT_BACKEND_ADDRESS_BYTES, sizeof(NodeAddress));
+    const NodeAddress& a = all[r];
+    if (a.magic != kAddressMagic || a.version != kAddressVersion) {
+      error_ = "rank " + std::to_string(r) + " sent a node address this plugin does not understand";
+      return false;
+    }
+    if (a.stageBytes != stageBytes_ || a.segmentBytes != segmentBytes_) {
+      error_ = "rank " + std::to_string(r) + " uses WEFT_SHM_STAGE_BYTES=" + std::to_string(a.stageBytes) +
+               ", this rank " + std::to_string(stageBytes_) + ": set it alike on every rank";
+      return false;
+    }
+    cmaEverywhere = cmaEverywhere && a.cma == 1;
+  }
+  // Which sizes go by CMA must be decided alike on every rank: only when every rank allows it.
+  cma_ = cmaEverywhere;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_) continue;
+    const NodeAddress& a = all[r];
+    Peer& p = peers_[r];
+    p.pid = a.pid;
+    // The kernel lets us open another process's fd through /proc only with ptrace rights over it: the same
+    // rights process_vm_readv needs. Elsewhere (containers, Yama) the backend is not used.
+    std::string path = "/proc/" + std::to_string(a.pid) + "/fd/" + std::to_string(a.fd);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      error_ = "cannot open rank " + std::to_string(r) + "'s segment (" + path + "): " + errnoText(errno);
+      return false;
+    }
+    std::string mapError;
+    bool mapped = mapPeerSegment(fd, segmentBytes_, &p.mapping, &mapError);
+    closeFd(fd);
+    if (!mapped) {
+      error_ = "rank " + std::to_string(r) + ": " + mapError;
+      return false;
+    }
+    p.control = static_cast<NodeControl*>(p.mapping.data());
+    if (p.control->cookie != a.cookie) {
+      error_ = "rank " + std::to_string(r) + "'s segment does not carry the cookie it announced";
+      return false;
+    }
+    p.pidfd = openPidfd(p.pid);
+    if (cma_) {
+      if (int err = cmaProbe(p.pid, a.controlAddr + offsetof(NodeControl, cookie), a.cookie); err != 0) {
+        error_ = "process_vm_readv towards rank " + std::to_string(r) + " fails (" + errnoText(err) +
+                 "); set WEFT_SHM_CMA=0 on every rank to run without it";
+        return false;
+      }
+    }
+  }
+  peers_[rank_].control = mine();
+  peers_[rank_].pid = getpid();
+  return true;
+}
+
+size_t nodeElementBytes(weftDataType_t type) {
+  switch (type) {
+    case weftInt8:
+    case weftUint8:
+      return 1;
+    case weftFloat16:
+    case weftBfloat16:
+      return 2;
+    case weftInt32:
+    case weftUint32:
+    case weftFloat32:
+      return 4;
+    case weftInt64:
+    case weftUint64:
+    case weftFloat64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+bool NodeComm::supports(const weftBackendOp_v1& op) const {
+  size_t elementBytes = nodeElementBytes(op.datatype);
+  if (elementBytes == 0) return false;
+  size_t staged = op.count * elementBytes;  // what one rank puts in its staging area
+  if (op.coll == weftCollReduceScatter || op.coll == weftCollAllToAll) staged *= static_cast<size_t>(nranks_);
+  switch (op.coll) {
+    case weftCollBarrier:
+      return true;
+    case weftCollAllReduce:
+    case weftCollAllGather:
+    case weftCollReduceScatter:
+    case weftCollAllToAll:
+    case weftCollBroadcast:
+    case weftCollReduce:
+      return staged <= stageBytes_ || cma_;
+    default:
+      return false;
+  }
+}
+
+weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
+  if (ownFd_ >= 0) {  // every peer opened it during setup; nothing needs it any more
+    closeFd(ownFd_);
+    ownFd_ = -1;
+  }
+  current_ = &op;
+  try {
+    runNodeCollective(*this, op);
+    ++collective_;
+    return weftSuccess;
+  } catch (const NodeError& e) {
+    error_ = e.message;
+    return e.code;
+  }
+}
+
+unsigned char* NodeComm::stageIn(int r) const {
+  auto* base = reinterpret_cast<unsigned char*>(peers_[r].control);
+  return base + kControlBytes + (collective_ & 1) * 2 * stageBytes_;
+}
+
+unsigned char* NodeComm::stageOut(int r) const { return stageIn(r) + stageBytes_; }
+
+void NodeComm::publish(const NodeDescriptor* descriptor) {
+  ++step_;
+  NodeControl* c = mine();
+  if (descriptor != nullptr) {
+    c->slots[step_ & 1] = *descriptor;
+    c->slots[step_ & 1].collective = collective_;
+    firstStep_ = step_;
+    firstWait_ = true;
+  }
+  c->step.store(step_, std::memory_order_release);
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_) ringDoorbell(&peers_[r].control->doorbell);
+  }
+}
+
+bool NodeComm::stepReached(int peer) const {
+  return peers_[peer].control->step.load(std::memory_order_acquire) >= step_;
+}
+
+const NodeDescriptor& NodeComm::peerDescriptor(int peer) const {
+  // The slot of the collective's first step: later steps of the same collective write no descriptor.
+  return peers_[peer].control->slots[firstStep_ & 1];
+}
+
+void NodeComm::checkDescriptor(int peer) const {
+  const NodeDescriptor& theirs = peerDescriptor(peer);
+  const NodeDescriptor& ours = mine()->slots[firstStep_ & 1];
+  if (theirs.coll == ours.coll && theirs.count == ours.count && theirs.datatype == ours.datatype &&
+      theirs.op == ours.op && theirs.root == ours.root && theirs.collective == ours.collective) {
+    return;
+  }
+  auto describe = [](const NodeDescriptor& d) {
+    return std::string(nodeCollName(static_cast<weftCollType_t>(d.coll))) + " #" + std::to_string(d.collective) +
+           " (count " + std::to_string(d.count) + ", type " + std::to_string(d.datatype) + ", op " +
+           std::to_string(d.op) + ", root " + std::to_string(d.root) + ")";
+  };
+  throw NodeError{weftInvalidUsage, "mismatched collectives: rank " + std::to_string(peer) + " called " +
+                                        describe(theirs) + " where rank " + std::to_string(rank_) + " called " +
+                                        describe(ours)};
+}
+
+void NodeComm::waitAll() {
+  wait([&] {
+    for (int r = 0; r < nranks_; ++r) {
+      if (r != rank_ && !stepReached(r)) return false;
+    }
+    return true;
+  });
+  if (firstWait_) {
+    firstWait_ = false;
+    for (int r = 0; r < nranks_; ++r) {
+      if (r != rank_) checkDescriptor(r);
+    }
+  }
+}
+
+template <typename Ready>
+void NodeComm::wait(Ready ready) {
+  if (ready()) return;
+  auto start = Clock::now();
+  auto spinUntil = start + (spinLong_ ? kSpinLong : kSpinShort);
+  while (Clock::now() < spinUntil) {
+    for (int i = 0; i < 32; ++i) {
+      if (ready()) return;
+      cpuRelax();
+    }
+  }
+  auto yieldUntil = start + kYield;
+  while (Clock::now() < yieldUntil) {
+    if (ready()) return;
+    sched_yield();
+  }
+  auto deadline = start + std::chrono::duration<double>(timeoutSeconds_);
+  for (;;) {
+    {
+      DoorbellSleep sleep(&mine()->doorbell);
+      if (ready()) return;
+      sleep.sleep(kSleepSliceUs);
+    }
+    if (ready()) return;
+    for (int r = 0; r < nranks_; ++r) {
+      if (r != rank_ && !stepReached(r) && processExited(peers_[r].pidfd)) {
+        failPeer(weftRemoteError,
+                 "rank " + std::to_string(r) + " (pid " + std::to_string(peers_[r].pid) + ") exited");
+      }
+    }
+    if (Clock::now() >= deadline) {
+      std::string missing;
+      for (int r = 0; r < nranks_; ++r) {
+        if (r == rank_ || stepReached(r)) continue;
+        if (!missing.empty()) missing += ',';
+        missing += std::to_string(r);
+      }
+      failPeer(weftTimeout, "no news from rank(s) " + missing + " for " +
+                                std::to_string(static_cast<long>(timeoutSeconds_)) + " s (WEFT_TIMEOUT)");
+    }
+  }
+}
+
+void NodeComm::failPeer(weftResult_t code, const std::string& message) const {
+  std::string what = current_ != nullptr ? nodeCollName(current_->coll) : "setup";
+  throw NodeError{
+      code, what + " #" + std::to_string(collective_) + " on rank " + std::to_string(rank_) + ": " + message};
+}
+
+void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
+  if (bytes == 0) return;
+  if (int err = cmaRead(peers_[peer].pid, dst, address, bytes); err != 0) {
+    failPeer(weftSystemError, "process_vm_readv from rank " + std::to_string(peer) + " failed: " + errnoText(err));
+  }
+}
+
+void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) {
+    failPeer(weftSystemError, "process_vm_writev to rank " + std::to_string(peer) + " failed: " + errnoText(err));
+  }
+}
+
+unsigned char* NodeComm::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
+}  // namespace weft::shm

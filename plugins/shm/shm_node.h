@@ -1,0 +1,153 @@
+// The node backend: whole collectives among the ranks of a communicator that all live on this host, run
+// through memory they share rather than through messages.
+//
+// Every rank owns one segment (a sealed memfd, mapped by every rank of the communicator; peers open it
+// through /proc/<pid>/fd, which the kernel allows exactly where it allows process_vm_readv). The owner
+// writes its segment, peers only read it, except for the doorbell. A segment holds:
+// - a doorbell (futex word) that peers ring after each step, so that a rank can sleep while it waits;
+// - a step counter in its own cache line: every rank counts the steps of every collective alike, so
+//   "rank q has reached step s" is one load;
+// - two descriptor slots (collective, count, type, op, root, buffer addresses), written before the first
+//   step of a collective, in slot (step & 1): a peer is never more than one step ahead of us, so the slot
+//   we read is not overwritten under us;
+// - two staging areas (in, out) per parity of the collective number, for sizes that fit: the last rank to
+//   read a collective's staging area has finished before the first step of the next collective, so the
+//   area of collective n is free again at collective n + 2.
+// Large collectives read (process_vm_readv) and write (process_vm_writev) the peers' own buffers: one copy,
+// no staging; they end with a step that says "I no longer touch your buffers".
+#ifndef WEFT_PLUGINS_SHM_NODE_H
+#define WEFT_PLUGINS_SHM_NODE_H
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shm_doorbell.h"
+#include "shm_segment.h"
+#include "weft/plugin.h"
+
+namespace weft::shm {
+
+class Context;
+
+// What one rank publishes about the collective it is in.
+struct NodeDescriptor {
+  uint32_t coll;
+  uint32_t datatype;
+  uint32_t op;
+  int32_t root;
+  uint64_t count;
+  uint64_t sendAddr;
+  uint64_t recvAddr;
+  uint64_t collective;  // the collective's number on this communicator
+};
+
+struct NodeControl {
+  DoorbellPage doorbell;  // its own page: the futex word and the sleeper count
+  alignas(kCacheLine) std::atomic<uint64_t> step;
+  alignas(kCacheLine) NodeDescriptor slots[2];
+  alignas(kCacheLine) uint64_t cookie;  // random: proves a mapping is the segment the address named
+};
+
+class NodeComm {
+ public:
+  // Creates this rank's segment. Throws NodeError.
+  NodeComm(Context* ctx, const weftBackendComm_v1& info);
+  ~NodeComm();
+  NodeComm(const NodeComm&) = delete;
+  NodeComm& operator=(const NodeComm&) = delete;
+
+  // Fills the address peers need (WEFT_BACKEND_ADDRESS_BYTES). Throws on failure.
+  void address(void* out) const;
+  // Maps every peer's segment. Returns false with lastError() set.
+  bool connect(const unsigned char* addresses);
+
+  bool supports(const weftBackendOp_v1& op) const;
+  // Runs one collective. Returns false with lastError() set.
+  weftResult_t run(const weftBackendOp_v1& op);
+  const char* lastError() const { return error_.c_str(); }
+
+  // For the collectives (shm_node_colls.cpp): --------------------------------------------------------
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  size_t stageBytes() const { return stageBytes_; }
+  size_t reduceAllBytes() const { return reduceAllBytes_; }
+  // Staging areas of rank r for the current collective.
+  unsigned char* stageIn(int r) const;
+  unsigned char* stageOut(int r) const;
+  // Publishes the next step; the first step of a collective also publishes its descriptor.
+  void publish(const NodeDescriptor* descriptor = nullptr);
+  // Waits until every peer has published the step we published last. The first wait of a collective also
+  // checks that the peers run the same one.
+  void waitAll();
+  const NodeDescriptor& peerDescriptor(int peer) const;
+  void readPeer(int peer, void* dst, uint64_t address, size_t bytes);
+  void writePeer(int peer, uint64_t address, const void* src, size_t bytes);
+  void reduce(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op) const {
+    reduceKernel_(dst, a, b, count, type, op);
+  }
+  // A per-comm buffer of at least `bytes`, for chunks read from peers.
+  unsigned char* scratch(size_t bytes);
+
+ private:
+  struct Peer {
+    pid_t pid = -1;
+    int pidfd = -1;
+    Mapping mapping;
+    NodeControl* control = nullptr;
+  };
+
+  NodeControl* mine() const { return static_cast<NodeControl*>(own_.data()); }
+  bool stepReached(int peer) const;
+  void checkDescriptor(int peer) const;
+  // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; checks for dead peers.
+  template <typename Ready>
+  void wait(Ready ready);
+  [[noreturn]] void failPeer(weftResult_t code, const std::string& message) const;
+
+  Context* ctx_;
+  int rank_;
+  int nranks_;
+  double timeoutSeconds_;
+  void (*reduceKernel_)(void*, const void*, const void*, size_t, weftDataType_t, weftRedOp_t);
+  size_t stageBytes_;
+  size_t reduceAllBytes_;
+  bool cma_;  // every rank of the communicator may use CMA
+  size_t segmentBytes_;
+  int ownFd_ = -1;  // kept open until every peer has opened it (the first run), then closed
+  Mapping own_;
+  std::vector<Peer> peers_;
+  uint64_t step_ = 0;        // the last step we published
+  uint64_t collective_ = 0;  // collectives run so far
+  bool firstWait_ = false;   // the next wait is the first of a collective: check descriptors
+  uint64_t firstStep_ = 0;   // the step that published the current collective's descriptor
+  bool spinLong_ = false;    // at most one rank per CPU: waiting may spin longer before sleeping
+  std::vector<unsigned char> scratch_;
+  std::string error_;
+  const weftBackendOp_v1* current_ = nullptr;  // for messages
+};
+
+// Runs op on comm (shm_node_colls.cpp). Throws NodeError on failure.
+void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op);
+
+// A failure that run() reports with its code and message.
+struct NodeError {
+  weftResult_t code;
+  std::string message;
+};
+
+const char* nodeCollName(weftCollType_t coll);
+
+// The backend table the plugin exports (shm_backend.cpp).
+extern const weftBackendOps_v1 kNodeBackendOps;
+
+// Bytes of one element; 0 for a type this plugin does not know.
+size_t nodeElementBytes(weftDataType_t type);
+
+}  // namespace weft::shm
+
+#endif  // WEFT_PLUGINS_SHM_NODE_H

@@ -1,0 +1,276 @@
+// The node backend's collectives. p ranks, all on this host; n = bytes of one rank's input (AllGather: its
+// block; ReduceScatter and AllToAll: p blocks of n / p).
+//
+// Staged (the input fits a staging area): each rank copies its input into its own segment, publishes one
+// step, and reads what it needs straight out of the peers' segments. One step, except AllReduce above
+// reduceAllBytes, which takes two: each rank reduces its slice into its out area, then all copy the slices.
+//
+// Direct (larger, with CMA): each rank publishes its buffers' addresses and reads the peers' inputs with
+// process_vm_readv in chunks that stay in cache while they are reduced; AllReduce and Reduce write the
+// reduced slice into the others' output with process_vm_writev. A final step says "done with your
+// buffers" before anyone returns. Bytes each rank copies (p ranks):
+//   AllReduce      read (p-1) n/p, reduce n/p, write (p-1) n/p      (vs. 2 (p-1) n/p each way for a ring)
+//   ReduceScatter  read (p-1) n/p, reduce n/p
+//   AllGather      read (p-1) n
+//   AllToAll       read (p-1) n/p
+//   Broadcast      non-roots read n from the root
+//   Reduce         read (p-1) n/p, reduce n/p, write n/p to the root
+#include <cstring>
+#include <vector>
+
+#include "shm_node.h"
+
+namespace weft::shm {
+namespace {
+
+// Peers' data is read in pieces of this size: small enough to stay in L2 while it is reduced.
+constexpr size_t kChunkBytes = 256 * 1024;
+
+struct Range {
+  size_t begin;  // bytes
+  size_t end;
+};
+
+// Rank r's share of `count` elements, in bytes; slices start on cache lines so no two ranks write one.
+Range sliceOf(size_t count, size_t elementBytes, int r, int p) {
+  size_t align = elementBytes >= 64 ? 1 : 64 / elementBytes;
+  size_t per = (count + static_cast<size_t>(p) - 1) / static_cast<size_t>(p);
+  per = (per + align - 1) / align * align;
+  size_t begin = std::min(per * static_cast<size_t>(r), count);
+  size_t end = std::min(begin + per, count);
+  return {begin * elementBytes, end * elementBytes};
+}
+
+NodeDescriptor describe(const weftBackendOp_v1& op) {
+  NodeDescriptor d{};
+  d.coll = static_cast<uint32_t>(op.coll);
+  d.datatype = static_cast<uint32_t>(op.datatype);
+  d.op = static_cast<uint32_t>(op.op);
+  d.root = op.root;
+  d.count = op.count;
+  d.sendAddr = reinterpret_cast<uint64_t>(op.sendbuff);
+  d.recvAddr = reinterpret_cast<uint64_t>(op.recvbuff);
+  return d;
+}
+
+class Runner {
+ public:
+  Runner(NodeComm& comm, const weftBackendOp_v1& op)
+      : c_(comm),
+        op_(op),
+        p_(comm.nranks()),
+        me_(comm.rank()),
+        es_(nodeElementBytes(op.datatype)),
+        bytes_(op.count * es_),
+        send_(static_cast<const unsigned char*>(op.sendbuff)),
+        recv_(static_cast<unsigned char*>(op.recvbuff)) {}
+
+  void allReduce() {
+    NodeDescriptor d = describe(op_);
+    if (bytes_ <= c_.stageBytes()) {
+      std::memcpy(c_.stageIn(me_), send_, bytes_);
+      c_.publish(&d);
+      c_.waitAll();
+      if (bytes_ <= c_.reduceAllBytes()) {
+        reduceStaged(recv_, 0, op_.count);  // every rank alike, in rank order: identical results
+        return;
+      }
+      Range s = sliceOf(op_.count, es_, me_, p_);
+      reduceStaged(c_.stageOut(me_) + s.begin, s.begin, (s.end - s.begin) / es_);
+      c_.publish();
+      c_.waitAll();
+      for (int r = 0; r < p_; ++r) {
+        Range t = sliceOf(op_.count, es_, r, p_);
+        std::memcpy(recv_ + t.begin, c_.stageOut(r) + t.begin, t.end - t.begin);
+      }
+      return;
+    }
+    c_.publish(&d);
+    c_.waitAll();
+    Range s = sliceOf(op_.count, es_, me_, p_);
+    unsigned char* piece = c_.scratch(kChunkBytes);
+    for (size_t off = s.begin; off < s.end; off += kChunkBytes) {
+      size_t n = std::min(kChunkBytes, s.end - off);
+      reducePeers(recv_ + off, send_ + off, off, n, piece);
+      for (int r = 0; r < p_; ++r) {
+        if (r != me_) c_.writePeer(r, c_.peerDescriptor(r).recvAddr + off, recv_ + off, n);
+      }
+    }
+    finishDirect();
+  }
+
+  void reduceScatter() {
+    NodeDescriptor d = describe(op_);
+    size_t mine = static_cast<size_t>(me_) * bytes_;
+    if (bytes_ * static_cast<size_t>(p_) <= c_.stageBytes()) {
+      std::memcpy(c_.stageIn(me_), send_, bytes_ * static_cast<size_t>(p_));
+      c_.publish(&d);
+      c_.waitAll();
+      reduceStaged(recv_, mine, op_.count);
+      return;
+    }
+    c_.publish(&d);
+    c_.waitAll();
+    unsigned char* piece = c_.scratch(kChunkBytes);
+    for (size_t off = 0; off < bytes_; off += kChunkBytes) {
+      size_t n = std::min(kChunkBytes, bytes_ - off);
+      reducePeers(recv_ + off, send_ + mine + off, mine + off, n, piece);
+    }
+    finishDirect();
+  }
+
+  void allGather() {
+    NodeDescriptor d = describe(op_);
+    bool staged = bytes_ <= c_.stageBytes();
+    if (staged) std::memcpy(c_.stageIn(me_), send_, bytes_);
+    c_.publish(&d);
+    c_.waitAll();
+    for (int r = 0; r < p_; ++r) {
+      unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
+      if (r == me_) {
+        if (dst != send_) std::memcpy(dst, send_, bytes_);
+      } else if (staged) {
+        std::memcpy(dst, c_.stageIn(r), bytes_);
+      } else {
+        c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr, bytes_);
+      }
+    }
+    if (!staged) finishDirect();
+  }
+
+  void allToAll() {
+    NodeDescriptor d = describe(op_);
+    size_t total = bytes_ * static_cast<size_t>(p_);
+    size_t mine = static_cast<size_t>(me_) * bytes_;
+    bool staged = total <= c_.stageBytes();
+    const unsigned char* input = send_;
+    std::vector<unsigned char> copy;
+    if (staged) {
+      std::memcpy(c_.stageIn(me_), send_, total);
+      input = c_.stageIn(me_);
+    } else if (send_ == recv_) {
+      // In place, a peer would read our block while we overwrite it: let the peers read a copy.
+      copy.assign(send_, send_ + total);
+      input = copy.data();
+      d.sendAddr = reinterpret_cast<uint64_t>(input);
+    }
+    c_.publish(&d);
+    c_.waitAll();
+    for (int r = 0; r < p_; ++r) {
+      unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
+      if (r == me_) {
+        if (dst != input + mine) std::memmove(dst, input + mine, bytes_);
+      } else if (staged) {
+        std::memcpy(dst, c_.stageIn(r) + mine, bytes_);
+      } else {
+        c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr + mine, bytes_);
+      }
+    }
+    if (!staged) finishDirect();
+  }
+
+  void broadcast() {
+    NodeDescriptor d = describe(op_);
+    int root = op_.root;
+    bool staged = bytes_ <= c_.stageBytes();
+    if (staged && me_ == root) std::memcpy(c_.stageIn(me_), send_, bytes_);
+    c_.publish(&d);
+    c_.waitAll();
+    if (me_ == root) {
+      if (recv_ != nullptr && recv_ != send_) std::memcpy(recv_, send_, bytes_);
+    } else if (staged) {
+      std::memcpy(recv_, c_.stageIn(root), bytes_);
+    } else {
+      c_.readPeer(root, recv_, c_.peerDescriptor(root).sendAddr, bytes_);
+    }
+    if (!staged) finishDirect();
+  }
+
+  void reduce() {
+    NodeDescriptor d = describe(op_);
+    int root = op_.root;
+    if (bytes_ <= c_.stageBytes()) {
+      std::memcpy(c_.stageIn(me_), send_, bytes_);
+      c_.publish(&d);
+      c_.waitAll();
+      if (me_ == root) reduceStaged(recv_, 0, op_.count);
+      return;
+    }
+    c_.publish(&d);
+    c_.waitAll();
+    Range s = sliceOf(op_.count, es_, me_, p_);
+    unsigned char* piece = c_.scratch(2 * kChunkBytes);
+    for (size_t off = s.begin; off < s.end; off += kChunkBytes) {
+      size_t n = std::min(kChunkBytes, s.end - off);
+      unsigned char* result = me_ == root ? recv_ + off : piece + kChunkBytes;
+      reducePeers(result, send_ + off, off, n, piece);
+      if (me_ != root) c_.writePeer(root, c_.peerDescriptor(root).recvAddr + off, result, n);
+    }
+    finishDirect();
+  }
+
+  void barrier() {
+    NodeDescriptor d = describe(op_);
+    c_.publish(&d);
+    c_.waitAll();
+  }
+
+ private:
+  // dst = stageIn(0)[offset..] op stageIn(1)[offset..] op ... for count elements, in rank order.
+  void reduceStaged(unsigned char* dst, size_t offset, size_t count) {
+    c_.reduce(dst, c_.stageIn(0) + offset, c_.stageIn(1) + offset, count, op_.datatype, op_.op);
+    for (int r = 2; r < p_; ++r) c_.reduce(dst, dst, c_.stageIn(r) + offset, count, op_.datatype, op_.op);
+  }
+
+  // dst = own op every peer's sendbuff[offset, offset + n), each peer's piece read into `piece` first.
+  void reducePeers(unsigned char* dst, const unsigned char* own, size_t offset, size_t n, unsigned char* piece) {
+    const unsigned char* left = own;
+    for (int r = 0; r < p_; ++r) {
+      if (r == me_) continue;
+      c_.readPeer(r, piece, c_.peerDescriptor(r).sendAddr + offset, n);
+      c_.reduce(dst, left, piece, n / es_, op_.datatype, op_.op);
+      left = dst;
+    }
+  }
+
+  // Nobody returns (and lets its caller reuse the buffers) while a peer may still read or write them.
+  void finishDirect() {
+    c_.publish();
+    c_.waitAll();
+  }
+
+  NodeComm& c_;
+  const weftBackendOp_v1& op_;
+  int p_;
+  int me_;
+  size_t es_;
+  size_t bytes_;  // one rank's count in bytes (AllToAll, ReduceScatter: one block)
+  const unsigned char* send_;
+  unsigned char* recv_;
+};
+
+}  // namespace
+
+void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op) {
+  Runner run(comm, op);
+  switch (op.coll) {
+    case weftCollAllReduce:
+      return run.allReduce();
+    case weftCollReduceScatter:
+      return run.reduceScatter();
+    case weftCollAllGather:
+      return run.allGather();
+    case weftCollAllToAll:
+      return run.allToAll();
+    case weftCollBroadcast:
+      return run.broadcast();
+    case weftCollReduce:
+      return run.reduce();
+    case weftCollBarrier:
+      return run.barrier();
+    default:
+      throw NodeError{weftInvalidArgument, std::string("the node backend cannot run ") + nodeCollName(op.coll)};
+  }
+}
+
+}  // namespace weft::shm
