@@ -22,9 +22,9 @@ unsigned char* allocate(size_t bytes) { return static_cast<unsigned char*>(::ope
 
 using Side = std::function<void()>;
 
-// Seconds per iteration of each side in each round, max across ranks: result[side][round]. Warm-up first,
-// then the rounds; the side that goes first alternates from round to round, so that neither always runs
-// right after the other.
+// Seconds per iteration of each side (library) in each round, max across ranks: result[side][round]. Warm-up
+// first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M, ...), so
+// that none always runs right after the same other one.
 std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options) {
   for (const Side& side : sides)
     for (int i = 0; i < options.warmupIters; ++i) side();
@@ -79,13 +79,14 @@ void weftCheck(weftResult_t result, const char* what, int rank) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-double Row::ratio() const {
-  if (!peer.ran || !outOfPlace.ran || outOfPlace.timeUs <= 0) return 0;
-  return peer.timeUs / outOfPlace.timeUs;
+double Row::ratio(size_t peer) const {
+  if (peer >= peers.size() || !peers[peer].ran || !outOfPlace.ran || outOfPlace.timeUs <= 0) return 0;
+  return peers[peer].timeUs / outOfPlace.timeUs;
 }
 
-Bench::Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes, Peer* peer)
-    : comm_(comm), rank_(rank), nranks_(nranks), options_(options), capacity_(capacityBytes + 64), peer_(peer) {
+Bench::Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes,
+             const Peers& peers)
+    : comm_(comm), rank_(rank), nranks_(nranks), options_(options), capacity_(capacityBytes + 64), peers_(peers) {
   send_ = allocate(capacity_);
   recv_ = allocate(capacity_);
 }
@@ -107,8 +108,8 @@ Row Bench::run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::opt
           {},
           {},
           {}};
-  if (peer_) {
-    measureWithPeer(row, counts);
+  if (!peers_.empty()) {
+    measureWithPeers(row, counts);
     return row;
   }
   measureWeft(row, counts, false, row.outOfPlace);
@@ -141,56 +142,65 @@ void Bench::measureWeft(const Row& row, const CollCounts& counts, bool inPlace, 
   }
 }
 
-void Bench::peerCall(const CollDesc& desc, const CallArgs& args, bool prepare) {
+void Bench::peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, bool prepare) {
   try {
     if (prepare)
-      peer_->prepare(desc, args);
+      peer.prepare(desc, args);
     else
-      peer_->call(desc, args);
+      peer.call(desc, args);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "commperf: rank %d: %s: %s\n", rank_, peer_->library(), e.what());
+    std::fprintf(stderr, "commperf: rank %d: %s: %s\n", rank_, peer.library(), e.what());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }
 
-long long Bench::checkPeer(const CollDesc& desc, const Row& row, const CollCounts& counts) {
+long long Bench::checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts) {
   CallArgs args = argsFor(row, counts, false);
   CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
   fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
   poisonOutput(ctx, args.recvbuff, counts.recvCount);
-  peerCall(desc, args);
-  bool checks = peer_->checksRank(desc, rank_, options_.root);
+  peerCall(peer, desc, args);
+  bool checks = peer.checksRank(desc, rank_, options_.root);
   return sumOverRanks(checks ? static_cast<long long>(countWrong(ctx, args.recvbuff)) : 0);
 }
 
-void Bench::measureWithPeer(Row& row, const CollCounts& counts) {
+void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
   const CollDesc& desc = *row.desc;
   CallArgs args = argsFor(row, counts, false);
   CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
-  // Every rank reaches the same verdict: it depends only on the collective, type and op.
-  row.peer.skipped = peer_->unsupported(desc, row.type, row.op);
-  bool withPeer = row.peer.skipped.empty();
-
   fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
+
+  // Side 0 is Weft; each peer that can run this shape adds one. Every rank reaches the same verdicts: they
+  // depend only on the collective, type and op.
   std::vector<Side> sides{[&] { weftCheck(desc.call(args), desc.name, rank_); }};
-  if (withPeer) {
-    peerCall(desc, args, true);
-    sides.emplace_back([&] { peerCall(desc, args); });
+  std::vector<size_t> sideOf(peers_.size(), 0);  // 0: the peer skips this shape
+  row.peers.resize(peers_.size());
+  for (size_t p = 0; p < peers_.size(); ++p) {
+    Peer* peer = peers_[p].get();
+    row.peers[p].skipped = peer->unsupported(desc, row.type, row.op);
+    if (!row.peers[p].skipped.empty()) continue;
+    peerCall(*peer, desc, args, true);
+    sides.emplace_back([this, &desc, &args, peer] { peerCall(*peer, desc, args); });
+    sideOf[p] = sides.size() - 1;
   }
   auto times = timeRounds(sides, options_);
   double bytes = algBytes(desc, row.count, typeSize(row.type), nranks_);
   fillMeasure(row.outOfPlace, times[0], bytes, desc.busFactor(nranks_));
-  if (withPeer) fillMeasure(row.peer, times[1], bytes, desc.busFactor(nranks_));
+  for (size_t p = 0; p < peers_.size(); ++p)
+    if (sideOf[p]) fillMeasure(row.peers[p], times[sideOf[p]], bytes, desc.busFactor(nranks_));
 
+  // The buffers are shared: each library's check starts from fresh inputs and a poisoned output.
   if (options_.check) {
     fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
     poisonOutput(ctx, args.recvbuff, counts.recvCount);
     weftCheck(desc.call(args), desc.name, rank_);
     row.outOfPlace.wrong = sumOverRanks(static_cast<long long>(countWrong(ctx, args.recvbuff)));
-    if (withPeer) row.peer.wrong = checkPeer(desc, row, counts);
+    for (size_t p = 0; p < peers_.size(); ++p)
+      if (sideOf[p]) row.peers[p].wrong = checkPeer(*peers_[p], desc, row, counts);
   }
-  if (withPeer) peer_->release();
+  for (size_t p = 0; p < peers_.size(); ++p)
+    if (sideOf[p]) peers_[p]->release();
 }
 
 }  // namespace commperf

@@ -1,8 +1,8 @@
-// The timing loop. For one collective, size, type and op: warm-up, then R rounds; in each round every side
-// (Weft, and the peer library when there is one) runs k timed iterations, the sides taking turns, so that a
-// burst of noise on a shared machine hits both rather than one. A round's time is the per-iteration average
-// of the slowest rank; a size's time is the median round, with the min-max spread. Each side is then checked
-// once.
+// The timing loop. For one collective, size, type and op: warm-up, then R rounds; in each round every library
+// (Weft, then each --peer library) runs k timed iterations, the libraries taking turns and the first one
+// rotating from round to round, so that a burst of noise on a shared machine hits all of them rather than one.
+// A round's time is the per-iteration average of the slowest rank; a size's time is the median round, with
+// the min-max spread. Each library is then checked once.
 #pragma once
 
 #include <cstddef>
@@ -38,17 +38,17 @@ struct Row {
   size_t count;  // elements passed to Weft
   weftDataType_t type;
   std::optional<weftRedOp_t> op;
-  int root;              // -1 when the collective has none
-  Measure outOfPlace;    // Weft
-  Measure inPlace;       // Weft; not run when there is a peer (only out-of-place forms are compared)
-  Measure peer;          // the peer's out-of-place form; ran == false without a peer
-  double ratio() const;  // peer time / Weft time (medians); 0 when either is missing
+  int root;                         // -1 when the collective has none
+  Measure outOfPlace;               // Weft
+  Measure inPlace;                  // Weft; not run when there are peers (only out-of-place forms are compared)
+  std::vector<Measure> peers;       // each peer's out-of-place form, in --peer order; empty without peers
+  double ratio(size_t peer) const;  // that peer's time / Weft time (medians); 0 when either is missing
 };
 
 class Bench {
  public:
-  // capacityBytes: the largest size to be run. peer may be null.
-  Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes, Peer* peer);
+  // capacityBytes: the largest size to be run. peers may be empty; they must outlive the Bench.
+  Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes, const Peers& peers);
   ~Bench();
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
@@ -58,17 +58,17 @@ class Bench {
  private:
   CallArgs argsFor(const Row& row, const CollCounts& counts, bool inPlace);
   void measureWeft(const Row& row, const CollCounts& counts, bool inPlace, Measure& m);
-  void measureWithPeer(Row& row, const CollCounts& counts);
-  // One call of the peer (or its prepare step); on failure prints the peer's message and aborts the job.
-  void peerCall(const CollDesc& desc, const CallArgs& args, bool prepare = false);
-  long long checkPeer(const CollDesc& desc, const Row& row, const CollCounts& counts);
+  void measureWithPeers(Row& row, const CollCounts& counts);
+  // One call of a peer (or its prepare step); on failure prints the peer's message and aborts the job.
+  void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, bool prepare = false);
+  long long checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts);
 
   weftComm_t comm_;
   int rank_;
   int nranks_;
   const Options& options_;
   size_t capacity_;
-  Peer* peer_;
+  const Peers& peers_;
   unsigned char* send_ = nullptr;
   unsigned char* recv_ = nullptr;
 };

@@ -48,7 +48,7 @@ std::string weftAlgorithmFor(const std::string& weftAlgo, const std::string& col
   return "default";
 }
 
-RunInfo gatherRunInfo(int rank, int nranks, const Peer* peer) {
+RunInfo gatherRunInfo(int rank, int nranks, const Peers& peers) {
   RunInfo info;
   info.nranks = nranks;
   weftCheck(weftGetVersion(&info.version), "weftGetVersion", rank);
@@ -60,11 +60,7 @@ RunInfo gatherRunInfo(int rank, int nranks, const Peer* peer) {
   info.mpiVersion = firstLine(text);  // length counts the terminating NUL
   info.weftPlugins = envOrDefault("WEFT_PLUGINS");
   info.weftAlgo = envOrDefault("WEFT_ALGO");
-  if (peer) {
-    info.peer = peer->library();
-    info.peerVersion = peer->version();
-    info.peerTransport = peer->transport();
-  }
+  for (const auto& peer : peers) info.peers.push_back({peer->library(), peer->version(), peer->transport()});
   info.rankLines = gatherRankLines(rank, nranks);
   return info;
 }

@@ -1,5 +1,5 @@
 // commperf: nccl-tests-style bandwidth benchmark for Weft. MPI launches the ranks, carries the unique id and
-// combines timings and error counts; with --peer, the same sweep also runs through Open MPI or Gloo,
+// combines timings and error counts; with --peer, the same sweep also runs through Open MPI and/or Gloo,
 // interleaved with Weft's, for side-by-side ratios.
 #include <mpi.h>
 #include <unistd.h>
@@ -73,7 +73,8 @@ ParseResult checkAgainstRun(const Options& options, int nranks) {
   if (options.bounds && memory > 0 && 3.0 * static_cast<double>(options.boundsBytes) > 0.75 * memory)
     return {ParseStatus::kError, "--bounds_bytes " + std::to_string(options.boundsBytes) +
                                      ": three such arrays need more than 3/4 of this machine's memory"};
-  if (options.peer == PeerKind::kGloo && !glooBuiltIn())
+  bool wantsGloo = std::find(options.peers.begin(), options.peers.end(), PeerKind::kGloo) != options.peers.end();
+  if (wantsGloo && !glooBuiltIn())
     return {ParseStatus::kError,
             "--peer gloo: commperf was built without Gloo (install Debian's libgloo-dev and "
             "re-run cmake)"};
@@ -133,15 +134,14 @@ int main(int argc, char** argv) {
   std::optional<Bounds> bounds;
   if (options.bounds) bounds = measureBoundsOnRankZero(options, rank);
 
+  Peers peers;
   std::string peerError;
-  std::unique_ptr<Peer> peer = makePeer(options, rank, nranks, peerError);
-  if (options.peer != PeerKind::kNone && !peer) {
-    if (rank == 0)
-      std::fprintf(stderr, "commperf: error: --peer %s: %s\n", peerName(options.peer), peerError.c_str());
+  if (!makePeers(options, rank, nranks, peers, peerError)) {
+    if (rank == 0) std::fprintf(stderr, "commperf: error: %s\n", peerError.c_str());
     return finish(1);
   }
 
-  RunInfo info = gatherRunInfo(rank, nranks, peer.get());
+  RunInfo info = gatherRunInfo(rank, nranks, peers);
   info.bounds = bounds;
   std::FILE* out = stdout;
   if (rank == 0) printHeader(out, options, info);
@@ -152,12 +152,16 @@ int main(int argc, char** argv) {
     size_t capacity = *std::max_element(sizes.begin(), sizes.end());
     weftComm_t comm = initComm(rank, nranks);
     try {
-      Bench bench(comm, rank, nranks, options, capacity, peer.get());
+      Bench bench(comm, rank, nranks, options, capacity, peers);
       for (const std::string& collName : options.colls) {
         CollSummary summary;
         summary.desc = findColl(collName);
         summary.weftAlgorithm = weftAlgorithmFor(info.weftAlgo, collName);
-        if (peer) summary.peerAlgorithm = peer->algorithm(*summary.desc);
+        for (const auto& peer : peers) {
+          PeerSummary& s = summary.peers.emplace_back();
+          s.library = peer->library();
+          s.algorithm = peer->algorithm(*summary.desc);
+        }
         if (rank == 0) printCollHeader(out, summary, info);
         for (weftDataType_t type : options.types) {
           std::vector<std::optional<weftRedOp_t>> ops(options.ops.begin(), options.ops.end());
@@ -173,7 +177,7 @@ int main(int argc, char** argv) {
         }
         summary.finish();
         if (rank == 0) printCollFooter(out, summary, info);
-        results.totalWrong += summary.weft.wrong + summary.peer.wrong;
+        results.totalWrong += summary.totalWrong();
         results.colls.push_back(std::move(summary));
       }
     } catch (const std::bad_alloc&) {
@@ -193,6 +197,6 @@ int main(int argc, char** argv) {
     std::perror(("commperf: cannot write " + options.csvPath).c_str());
     code = 2;
   }
-  peer.reset();
+  peers.clear();  // before MPI_Finalize, which the MPI peer must not outlive
   return finish(code);
 }

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <optional>
 
 #include "colls.h"
 #include "types.h"
@@ -168,16 +169,11 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         if (arg.empty()) return error("--csv needs a file name");
         options.csvPath = arg;
         break;
-      case kPeer:
-        if (arg == "none")
-          options.peer = PeerKind::kNone;
-        else if (arg == "mpi")
-          options.peer = PeerKind::kMpi;
-        else if (arg == "gloo")
-          options.peer = PeerKind::kGloo;
-        else
-          return error("unknown --peer '" + arg + "' (none, mpi or gloo)");
+      case kPeer: {
+        std::string message;
+        if (!parsePeerList(arg, options.peers, message)) return error(message);
         break;
+      }
       case kRounds:
         if (!parseInt(arg, 1, 1 << 20, number)) return error("invalid --rounds '" + arg + "' (integer >= 1)");
         options.rounds = static_cast<int>(number);
@@ -228,8 +224,9 @@ std::string usage(const char* program) {
       "  -i, --stepbytes <size>     add this to the size each step when -f is 1 (default 1M)\n"
       "  -n, --iters <n>            timed iterations per size and library (default 20), split over the rounds\n"
       "  -w, --warmup_iters <n>     untimed iterations per size and library (default 5)\n"
-      "      --rounds <n>           timing rounds per size (default 5): Weft and the peer alternate round by\n"
-      "                             round; times are the median over rounds, with the min-max spread\n"
+      "      --rounds <n>           timing rounds per size (default 5): Weft and the peers take turns, the\n"
+      "                             first one rotating from round to round; times are the median over\n"
+      "                             rounds, with the min-max spread\n"
       "  -c, --check <0|1>          check results once per size (default 1)\n"
       "  -d, --datatype <type>      int8 uint8 int32 uint32 int64 uint64 half|float16 bfloat16\n"
       "                             float|float32 double|float64, or all (default float)\n"
@@ -237,8 +234,9 @@ std::string usage(const char* program) {
       "  -r, --root <rank>          root of broadcast and reduce (default 0)\n"
       "      --coll <name>          allreduce allgather reducescatter alltoall broadcast reduce\n"
       "                             sendrecv, all, or none (default allreduce)\n"
-      "      --peer <lib>           none, mpi (Open MPI) or gloo: run the same sweep through that library,\n"
-      "                             interleaved with Weft, and print both with the ratio peer time / Weft time\n"
+      "      --peer <libs>          none, mpi (Open MPI), gloo, or a comma list (mpi,gloo): run the same sweep\n"
+      "                             through each library, taking turns with Weft round by round, and print\n"
+      "                             them side by side with the ratio peer time / Weft time for each\n"
       "      --gloo_allreduce <alg> ring, bcube (gloo::allreduce), ring_chunked, halving_doubling (classic\n"
       "                             algorithm classes) (default ring)\n"
       "      --bounds               first measure memcpy and c=a+b bandwidth (1 and all threads) and a\n"
@@ -250,16 +248,46 @@ std::string usage(const char* program) {
   return text;
 }
 
-const char* peerName(PeerKind peer) {
-  switch (peer) {
-    case PeerKind::kMpi:
-      return "mpi";
-    case PeerKind::kGloo:
-      return "gloo";
-    case PeerKind::kNone:
-    default:
-      return "none";
+const char* peerName(PeerKind peer) { return peer == PeerKind::kGloo ? "gloo" : "mpi"; }
+
+bool parsePeerList(const std::string& text, std::vector<PeerKind>& peers, std::string& error) {
+  const std::string known = " (none, mpi, gloo, or a comma list such as mpi,gloo)";
+  std::vector<std::string> names;
+  for (size_t pos = 0;;) {
+    size_t comma = text.find(',', pos);
+    names.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
   }
+  std::vector<PeerKind> list;
+  for (const std::string& name : names) {
+    if (name.empty()) {
+      error = "empty library name in --peer '" + text + "'" + known;
+      return false;
+    }
+    if (name == "none") {
+      // "none,mpi" contradicts itself: say so rather than guess which half was meant.
+      if (names.size() == 1) break;
+      error = "--peer '" + text + "': none means Weft alone and cannot be listed with other libraries" + known;
+      return false;
+    }
+    std::optional<PeerKind> kind;
+    if (name == "mpi") kind = PeerKind::kMpi;
+    if (name == "gloo") kind = PeerKind::kGloo;
+    if (!kind) {
+      // A single name reads as it always did: "unknown --peer 'nccl'".
+      error = names.size() == 1 ? "unknown --peer '" + name + "'" + known
+                                : "unknown library '" + name + "' in --peer '" + text + "'" + known;
+      return false;
+    }
+    if (std::find(list.begin(), list.end(), *kind) != list.end()) {
+      error = "--peer '" + text + "' names " + name + " twice" + known;
+      return false;
+    }
+    list.push_back(*kind);
+  }
+  peers = std::move(list);
+  return true;
 }
 
 std::vector<size_t> sweepSizes(const Options& options) {

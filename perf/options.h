@@ -10,8 +10,8 @@
 
 namespace commperf {
 
-// The library run side by side with Weft.
-enum class PeerKind { kNone, kMpi, kGloo };
+// A library run side by side with Weft.
+enum class PeerKind { kMpi, kGloo };
 
 struct Options {
   size_t minBytes = 8;
@@ -20,13 +20,13 @@ struct Options {
   size_t stepBytes = 1ull << 20;  // used when stepFactor == 1
   int iters = 20;                 // timed iterations per size and library, split evenly over the rounds
   int warmupIters = 5;
-  int rounds = 5;  // timing rounds per size; Weft and the peer alternate round by round
+  int rounds = 5;  // timing rounds per size; Weft and the peers take turns round by round
   bool check = true;
   int root = 0;
   std::vector<weftDataType_t> types{weftFloat32};
   std::vector<weftRedOp_t> ops{weftSum};
   std::vector<std::string> colls{"allreduce"};  // empty: no sweep (--coll none)
-  PeerKind peer = PeerKind::kNone;
+  std::vector<PeerKind> peers;         // --peer, in the order given (the table's column order); empty: Weft alone
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
   bool bounds = false;
   size_t boundsBytes = 256ull << 20;
@@ -55,6 +55,10 @@ bool parseByteCount(const std::string& text, size_t& value);
 // The sizes swept, in order.
 std::vector<size_t> sweepSizes(const Options& options);
 
-const char* peerName(PeerKind peer);  // "none", "mpi", "gloo"
+const char* peerName(PeerKind peer);  // "mpi", "gloo"
+
+// --peer's argument: "none", one library or a comma list ("mpi,gloo"). False with `error` set on an unknown or
+// empty name, a library named twice, or "none" listed with others.
+bool parsePeerList(const std::string& text, std::vector<PeerKind>& peers, std::string& error);
 
 }  // namespace commperf

@@ -1,4 +1,4 @@
-// Picks the peer named by --peer. Gloo is optional at build time: without it, --peer gloo is an error that
+// Makes the peers named by --peer. Gloo is optional at build time: without it, --peer gloo is an error that
 // says so rather than a missing option.
 #include <mpi.h>
 
@@ -6,6 +6,28 @@
 #include "peer_internal.h"
 
 namespace commperf {
+
+namespace {
+
+// Null with `error` set when this rank could not make the peer.
+std::unique_ptr<Peer> makePeer(PeerKind kind, const Options& options, int rank, int nranks, std::string& error) {
+  if (kind == PeerKind::kMpi) return makeMpiPeer();
+#ifdef COMMPERF_HAVE_GLOO
+  try {
+    return makeGlooPeer(rank, nranks, options.glooAllreduce);
+  } catch (const std::exception& e) {
+    error = std::string("Gloo setup failed on rank ") + std::to_string(rank) + ": " + e.what();
+  }
+#else
+  (void)options;
+  (void)rank;
+  (void)nranks;
+  error = "commperf was built without Gloo (install Debian's libgloo-dev and re-run cmake)";
+#endif
+  return nullptr;
+}
+
+}  // namespace
 
 bool glooBuiltIn() {
 #ifdef COMMPERF_HAVE_GLOO
@@ -15,36 +37,22 @@ bool glooBuiltIn() {
 #endif
 }
 
-std::unique_ptr<Peer> makePeer(const Options& options, int rank, int nranks, std::string& error) {
-  std::unique_ptr<Peer> peer;
-  switch (options.peer) {
-    case PeerKind::kNone:
-      return nullptr;
-    case PeerKind::kMpi:
-      return makeMpiPeer();
-    case PeerKind::kGloo:
-#ifdef COMMPERF_HAVE_GLOO
-      try {
-        peer = makeGlooPeer(rank, nranks, options.glooAllreduce);
-      } catch (const std::exception& e) {
-        error = std::string("Gloo setup failed on rank ") + std::to_string(rank) + ": " + e.what();
-      }
-      break;
-#else
-      (void)rank;
-      (void)nranks;
-      error = "commperf was built without Gloo (install Debian's libgloo-dev and re-run cmake)";
-      return nullptr;
-#endif
+bool makePeers(const Options& options, int rank, int nranks, Peers& peers, std::string& error) {
+  peers.clear();
+  for (PeerKind kind : options.peers) {
+    std::unique_ptr<Peer> peer = makePeer(kind, options, rank, nranks, error);
+    // Every rank must learn whether all ranks connected, or the ones that did would wait for the others.
+    int ok = peer ? 1 : 0, allOk = 0;
+    MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!allOk) {
+      error = std::string("--peer ") + peerName(kind) + ": " +
+              (error.empty() ? std::string("setup failed on another rank") : error);
+      peers.clear();
+      return false;
+    }
+    peers.push_back(std::move(peer));
   }
-  // Every rank must learn whether all ranks connected, or the ones that did would wait for the others.
-  int ok = peer ? 1 : 0, allOk = 0;
-  MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!allOk) {
-    if (error.empty()) error = "Gloo setup failed on another rank";
-    return nullptr;
-  }
-  return peer;
+  return true;
 }
 
 }  // namespace commperf

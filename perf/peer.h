@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "colls.h"
 #include "options.h"
@@ -48,8 +49,11 @@ class Peer {
 
 bool glooBuiltIn();
 
-// Collective over MPI_COMM_WORLD: every rank must call it. Returns null with `error` set when the peer
-// cannot be made (Gloo not built in, or its rendezvous failed).
-std::unique_ptr<Peer> makePeer(const Options& options, int rank, int nranks, std::string& error);
+using Peers = std::vector<std::unique_ptr<Peer>>;
+
+// One peer per --peer library, in that order. Collective over MPI_COMM_WORLD: every rank must call it. On
+// failure (Gloo not built in, or its rendezvous failed) returns false with `error` saying which library and
+// why, on every rank.
+bool makePeers(const Options& options, int rank, int nranks, Peers& peers, std::string& error);
 
 }  // namespace commperf

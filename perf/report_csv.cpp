@@ -1,6 +1,7 @@
-// --csv: one line per size, collective, library and form (long format, easy to filter and pivot). The run's
-// context (command line, versions, settings, bounds) comes first and the nccl-tests-like footer last, both as
-// '#' comment lines, which CSV readers skip with comment='#'.
+// --csv: one line per size, collective, library and form (long format, easy to filter and pivot; each peer
+// has its own lines, named in the library column). The run's context (command line, versions, settings,
+// bounds) comes first and the nccl-tests-like footer last, both as '#' comment lines, which CSV readers skip
+// with comment='#'.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -34,23 +35,22 @@ std::string oneLine(std::string text) {
   return text;
 }
 
+// ratio: the peer's time / Weft's time, 0 for Weft's own lines (and when either is missing).
 void writeLine(std::FILE* f, const Row& row, const RunInfo& info, const std::string& library,
-               const std::string& algorithm, const char* form, const Measure& m) {
+               const std::string& algorithm, const char* form, const Measure& m, double ratio) {
   std::string rounds;
   for (double us : m.roundUs) {
     if (!rounds.empty()) rounds += ';';
     rounds += number(us);
   }
   std::string wrong = m.wrong < 0 ? "" : std::to_string(m.wrong);
-  bool isPeer = library != "weft";
-  std::string ratio = isPeer && row.ratio() > 0 ? number(row.ratio()) : "";
   std::fprintf(f, "%s,%s,%s,%s,%zu,%zu,%s,%s,%d,%d,", row.desc->name, library.c_str(), field(algorithm).c_str(),
                form, row.size, row.count, typeName(row.type), row.op ? opName(*row.op) : "none", row.root,
                info.nranks);
   if (m.ran)
     std::fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s,\n", number(m.timeUs).c_str(), number(m.minUs).c_str(),
                  number(m.maxUs).c_str(), number(m.algBw).c_str(), number(m.busBw).c_str(), wrong.c_str(),
-                 ratio.c_str(), rounds.c_str());
+                 ratio > 0 ? number(ratio).c_str() : "", rounds.c_str());
   else
     std::fprintf(f, ",,,,,,,,%s\n", field(m.skipped).c_str());
 }
@@ -60,14 +60,17 @@ void writeLine(std::FILE* f, const Row& row, const RunInfo& info, const std::str
 bool writeCsv(const std::string& path, const Options& options, const RunInfo& info, const Results& results) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return false;
-  bool peer = info.peer != "none";
+  std::string peerList;
+  for (const PeerInfo& p : info.peers) peerList += (peerList.empty() ? "" : ",") + p.library;
   std::fprintf(f, "# tool: commperf\n# command_line: %s\n", oneLine(options.commandLine).c_str());
   std::fprintf(f, "# ranks: %d\n# weft_version: %s\n# mpi_version: %s\n", info.nranks, info.weftVersion.c_str(),
                oneLine(info.mpiVersion).c_str());
   std::fprintf(f, "# weft_plugins: %s\n# weft_algo: %s\n", info.weftPlugins.c_str(), info.weftAlgo.c_str());
-  std::fprintf(f, "# peer: %s\n", info.peer.c_str());
-  if (peer) std::fprintf(f, "# peer_version: %s\n", oneLine(info.peerVersion).c_str());
-  if (!info.peerTransport.empty()) std::fprintf(f, "# peer_transport: %s\n", info.peerTransport.c_str());
+  std::fprintf(f, "# peers: %s\n", info.peers.empty() ? "none" : peerList.c_str());
+  for (const PeerInfo& p : info.peers) {
+    std::fprintf(f, "# peer_version %s: %s\n", p.library.c_str(), oneLine(p.version).c_str());
+    if (!p.transport.empty()) std::fprintf(f, "# peer_transport %s: %s\n", p.library.c_str(), p.transport.c_str());
+  }
   std::fprintf(f, "# iters: %d rounds: %d iters_per_round: %d warmup_iters: %d check: %d\n", options.iters,
                options.rounds, options.itersPerRound(), options.warmupIters, options.check ? 1 : 0);
   for (const std::string& line : info.rankLines) std::fprintf(f, "# host: %s\n", line.c_str());
@@ -83,25 +86,27 @@ bool writeCsv(const std::string& path, const Options& options, const RunInfo& in
       "collective,library,algorithm,form,size,count,type,redop,root,ranks,time_us,time_us_min,time_us_max,"
       "algbw_gbps,busbw_gbps,wrong,ratio,round_times_us,skipped\n");
   for (const Row& row : results.rows) {
-    std::string weftAlgorithm = "default", peerAlgorithm;
-    for (const CollSummary& c : results.colls) {
-      if (c.desc != row.desc) continue;
-      weftAlgorithm = c.weftAlgorithm;
-      peerAlgorithm = c.peerAlgorithm;
+    const CollSummary* coll = nullptr;
+    for (const CollSummary& c : results.colls)
+      if (c.desc == row.desc) coll = &c;
+    std::string weftAlgorithm = coll ? coll->weftAlgorithm : "default";
+    writeLine(f, row, info, "weft", weftAlgorithm, "out_of_place", row.outOfPlace, 0);
+    if (row.inPlace.ran) writeLine(f, row, info, "weft", weftAlgorithm, "in_place", row.inPlace, 0);
+    for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p) {
+      std::string algorithm = coll && p < coll->peers.size() ? coll->peers[p].algorithm : "";
+      writeLine(f, row, info, info.peers[p].library, algorithm, "out_of_place", row.peers[p], row.ratio(p));
     }
-    writeLine(f, row, info, "weft", weftAlgorithm, "out_of_place", row.outOfPlace);
-    if (row.inPlace.ran) writeLine(f, row, info, "weft", weftAlgorithm, "in_place", row.inPlace);
-    if (peer) writeLine(f, row, info, info.peer, peerAlgorithm, "out_of_place", row.peer);
   }
   for (const CollSummary& c : results.colls) {
     std::fprintf(f, "# avg_busbw %s weft: %s GB/s (peak %s, wrong %lld)\n", c.desc->name,
                  number(c.weft.avgBusBw).c_str(), number(c.weft.peakBusBw).c_str(), c.weft.wrong);
-    if (peer)
-      std::fprintf(f, "# avg_busbw %s %s: %s GB/s (peak %s, wrong %lld)\n", c.desc->name, info.peer.c_str(),
-                   number(c.peer.avgBusBw).c_str(), number(c.peer.peakBusBw).c_str(), c.peer.wrong);
-    if (c.ratios)
-      std::fprintf(f, "# geomean_ratio %s %s/weft: %s over %d sizes\n", c.desc->name, info.peer.c_str(),
-                   number(c.geomeanRatio).c_str(), c.ratios);
+    for (const PeerSummary& p : c.peers)
+      std::fprintf(f, "# avg_busbw %s %s: %s GB/s (peak %s, wrong %lld)\n", c.desc->name, p.library.c_str(),
+                   number(p.avgBusBw).c_str(), number(p.peakBusBw).c_str(), p.wrong);
+    for (const PeerSummary& p : c.peers)
+      if (p.ratios)
+        std::fprintf(f, "# geomean_ratio %s %s/weft: %s over %d sizes\n", c.desc->name, p.library.c_str(),
+                     number(p.geomeanRatio).c_str(), p.ratios);
   }
   std::fprintf(f, "# out_of_bounds: %lld\n", results.totalWrong);
   bool ok = !std::ferror(f);

@@ -1,5 +1,6 @@
-// --json: every figure of the run in one document (schema in perf/README.md; checked by
-// tests/perf/check_json.py). Numbers are printed with enough digits to round-trip the table's.
+// --json: every figure of the run in one document (schema 3 in perf/README.md; checked by
+// tests/perf/check_json.py). Numbers are printed with enough digits to round-trip the table's. Peers are
+// keyed by library in every result and summary, so one file holds any number of them.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -36,6 +37,8 @@ std::string number(double value) {
   return text;
 }
 
+std::string orNull(const std::string& text) { return text.empty() ? "null" : jsonString(text); }
+
 std::string jsonMeasure(const Measure& m) {
   if (!m.ran) return "null";
   std::string rounds;
@@ -49,9 +52,47 @@ std::string jsonMeasure(const Measure& m) {
          ", \"busbw\": " + number(m.busBw) + ", \"wrong\": " + wrong + ", \"round_times_us\": [" + rounds + "]}";
 }
 
-std::string jsonLibrary(const LibrarySummary& s) {
-  return "{\"avg_busbw\": " + number(s.avgBusBw) + ", \"peak_busbw\": " + number(s.peakBusBw) +
-         ", \"wrong\": " + std::to_string(s.wrong) + ", \"measured\": " + std::to_string(s.measured) + "}";
+// The members of a library's footer figures, without the braces (a peer's block adds its own).
+std::string libraryMembers(const LibrarySummary& s) {
+  return "\"avg_busbw\": " + number(s.avgBusBw) + ", \"peak_busbw\": " + number(s.peakBusBw) +
+         ", \"wrong\": " + std::to_string(s.wrong) + ", \"measured\": " + std::to_string(s.measured);
+}
+
+std::string jsonPeerSummary(const PeerSummary& s) {
+  return "{\"algorithm\": " + jsonString(s.algorithm) + ", " + libraryMembers(s) +
+         ", \"geomean_ratio\": " + (s.ratios ? number(s.geomeanRatio) : "null") +
+         ", \"ratios\": " + std::to_string(s.ratios) + "}";
+}
+
+// A result's peers, keyed by library in --peer order: the measure (null when skipped), why it was skipped
+// (null when it ran) and the ratio peer time / Weft time.
+std::string jsonRowPeers(const Row& row, const RunInfo& info) {
+  std::string text = "{";
+  for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p) {
+    std::string ratio = row.ratio(p) > 0 ? number(row.ratio(p)) : "null";
+    text += std::string(p ? ",\n       " : "") + jsonString(info.peers[p].library) +
+            ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) +
+            ", \"skipped\": " + orNull(row.peers[p].skipped) + ", \"ratio\": " + ratio + "}";
+  }
+  return text + "}";
+}
+
+// The context's list of peers: library, version, transport and the call or algorithm per collective.
+std::string jsonPeers(const RunInfo& info, const Results& results) {
+  std::string text = "[";
+  for (size_t p = 0; p < info.peers.size(); ++p) {
+    const PeerInfo& peer = info.peers[p];
+    std::string algorithms;
+    for (const CollSummary& c : results.colls) {
+      if (p >= c.peers.size()) continue;
+      if (!algorithms.empty()) algorithms += ", ";
+      algorithms += std::string("\"") + c.desc->name + "\": " + jsonString(c.peers[p].algorithm);
+    }
+    text += std::string(p ? "," : "") + "\n    {\"library\": " + jsonString(peer.library) +
+            ", \"version\": " + jsonString(peer.version) + ", \"transport\": " + orNull(peer.transport) +
+            ",\n     \"algorithms\": {" + algorithms + "}}";
+  }
+  return text + (info.peers.empty() ? "]" : "\n  ]");
 }
 
 std::string jsonBounds(const std::optional<Bounds>& b) {
@@ -62,27 +103,22 @@ std::string jsonBounds(const std::optional<Bounds>& b) {
          ", \"pingpong_roundtrip_us\": " + (b->pingPongUs >= 0 ? number(b->pingPongUs) : "null") + "}";
 }
 
-std::string orNull(const std::string& text) { return text.empty() ? "null" : jsonString(text); }
-
 }  // namespace
 
 bool writeJson(const std::string& path, const Options& options, const RunInfo& info, const Results& results) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return false;
-  bool peer = info.peer != "none";
-  std::fprintf(f, "{\n  \"tool\": \"commperf\",\n  \"schema\": 2,\n");
+  std::fprintf(f, "{\n  \"tool\": \"commperf\",\n  \"schema\": 3,\n");
   std::fprintf(f, "  \"command_line\": %s,\n", jsonString(options.commandLine).c_str());
   std::fprintf(f, "  \"ranks\": %d,\n  \"hosts\": [", info.nranks);
   for (size_t i = 0; i < info.rankLines.size(); ++i)
     std::fprintf(f, "%s%s", i ? ", " : "", jsonString(info.rankLines[i]).c_str());
   std::fprintf(f, "],\n");
-  std::fprintf(f, "  \"versions\": {\"weft\": %s, \"weft_code\": %d, \"mpi\": %s, \"peer\": %s},\n",
-               jsonString(info.weftVersion).c_str(), info.version, jsonString(info.mpiVersion).c_str(),
-               orNull(info.peerVersion).c_str());
+  std::fprintf(f, "  \"versions\": {\"weft\": %s, \"weft_code\": %d, \"mpi\": %s},\n",
+               jsonString(info.weftVersion).c_str(), info.version, jsonString(info.mpiVersion).c_str());
   std::fprintf(f, "  \"weft\": {\"plugins\": %s, \"algo\": %s},\n", jsonString(info.weftPlugins).c_str(),
                jsonString(info.weftAlgo).c_str());
-  std::fprintf(f, "  \"peer\": %s,\n  \"peer_transport\": %s,\n", peer ? jsonString(info.peer).c_str() : "null",
-               orNull(info.peerTransport).c_str());
+  std::fprintf(f, "  \"peers\": %s,\n", jsonPeers(info, results).c_str());
   std::fprintf(f,
                "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %zu, \"stepbytes\": %zu, "
                "\"iters\": %d, \"rounds\": %d, \"iters_per_round\": %d, \"warmup_iters\": %d, \"check\": %d, "
@@ -94,26 +130,25 @@ bool writeJson(const std::string& path, const Options& options, const RunInfo& i
   std::fprintf(f, "  \"results\": [");
   for (size_t i = 0; i < results.rows.size(); ++i) {
     const Row& row = results.rows[i];
-    std::string ratio = row.ratio() > 0 ? number(row.ratio()) : "null";
     std::fprintf(f,
                  "%s\n    {\"collective\": \"%s\", \"size\": %zu, \"count\": %zu, \"type\": \"%s\", "
                  "\"redop\": \"%s\", \"root\": %d,\n     \"out_of_place\": %s,\n     \"in_place\": %s,\n"
-                 "     \"peer\": %s,\n     \"peer_skipped\": %s, \"ratio\": %s}",
+                 "     \"peers\": %s}",
                  i ? "," : "", row.desc->name, row.size, row.count, typeName(row.type),
                  row.op ? opName(*row.op) : "none", row.root, jsonMeasure(row.outOfPlace).c_str(),
-                 jsonMeasure(row.inPlace).c_str(), jsonMeasure(row.peer).c_str(), orNull(row.peer.skipped).c_str(),
-                 ratio.c_str());
+                 jsonMeasure(row.inPlace).c_str(), jsonRowPeers(row, info).c_str());
   }
   std::fprintf(f, "\n  ],\n  \"summary\": [");
   for (size_t i = 0; i < results.colls.size(); ++i) {
     const CollSummary& c = results.colls[i];
-    std::string ratio = c.ratios ? number(c.geomeanRatio) : "null";
+    std::string peers;
+    for (const PeerSummary& p : c.peers)
+      peers += std::string(peers.empty() ? "" : ",\n       ") + jsonString(p.library) + ": " + jsonPeerSummary(p);
     std::fprintf(f,
-                 "%s\n    {\"collective\": \"%s\", \"weft_algorithm\": %s, \"peer_algorithm\": %s,\n"
-                 "     \"weft\": %s,\n     \"peer\": %s,\n     \"geomean_ratio\": %s, \"ratios\": %d}",
-                 i ? "," : "", c.desc->name, jsonString(c.weftAlgorithm).c_str(), orNull(c.peerAlgorithm).c_str(),
-                 jsonLibrary(c.weft).c_str(), peer ? jsonLibrary(c.peer).c_str() : "null", ratio.c_str(),
-                 c.ratios);
+                 "%s\n    {\"collective\": \"%s\", \"weft_algorithm\": %s,\n     \"weft\": {%s},\n"
+                 "     \"peers\": {%s}}",
+                 i ? "," : "", c.desc->name, jsonString(c.weftAlgorithm).c_str(), libraryMembers(c.weft).c_str(),
+                 peers.c_str());
   }
   std::fprintf(f, "\n  ],\n  \"out_of_bounds\": %lld\n}\n", results.totalWrong);
   bool ok = !std::ferror(f);

@@ -21,15 +21,30 @@ void addMeasure(LibrarySummary& s, double& sum, const Measure& m) {
 void CollSummary::add(const Row& row) {
   addMeasure(weft, weftSum_, row.outOfPlace);
   addMeasure(weft, weftSum_, row.inPlace);
-  addMeasure(peer, peerSum_, row.peer);
-  if (row.ratio() > 0) ratioValues_.push_back(row.ratio());
+  if (peers.size() < row.peers.size()) peers.resize(row.peers.size());
+  peerSums_.resize(peers.size());
+  ratioValues_.resize(peers.size());
+  for (size_t p = 0; p < row.peers.size(); ++p) {
+    addMeasure(peers[p], peerSums_[p], row.peers[p]);
+    if (row.ratio(p) > 0) ratioValues_[p].push_back(row.ratio(p));
+  }
 }
 
 void CollSummary::finish() {
   weft.avgBusBw = weft.measured ? weftSum_ / weft.measured : 0;
-  peer.avgBusBw = peer.measured ? peerSum_ / peer.measured : 0;
-  geomeanRatio = geometricMean(ratioValues_);
-  ratios = static_cast<int>(ratioValues_.size());
+  for (size_t p = 0; p < peers.size(); ++p) {
+    PeerSummary& s = peers[p];
+    bool any = p < peerSums_.size();
+    s.avgBusBw = any && s.measured ? peerSums_[p] / s.measured : 0;
+    s.geomeanRatio = any ? geometricMean(ratioValues_[p]) : 0;
+    s.ratios = any ? static_cast<int>(ratioValues_[p].size()) : 0;
+  }
+}
+
+long long CollSummary::totalWrong() const {
+  long long wrong = weft.wrong;
+  for (const PeerSummary& s : peers) wrong += s.wrong;
+  return wrong;
 }
 
 }  // namespace commperf

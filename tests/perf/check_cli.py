@@ -16,6 +16,10 @@ def main():
     commperf, gloo_built, mpirun = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
     cases = [
         (["--peer", "nccl"], "unknown --peer 'nccl'"),
+        (["--peer", "mpi,nccl"], "unknown library 'nccl' in --peer 'mpi,nccl'"),
+        (["--peer", "mpi,gloo,mpi"], "names mpi twice"),
+        (["--peer", "none,gloo"], "none means Weft alone"),
+        (["--peer", "mpi,"], "empty library name in --peer 'mpi,'"),
         (["--rounds", "0"], "invalid --rounds '0'"),
         (["--rounds", "x"], "invalid --rounds 'x'"),
         (["-n", "-1"], "invalid --iters '-1'"),
@@ -34,6 +38,7 @@ def main():
     ]
     if not gloo_built:
         cases.append((["--peer", "gloo"], "built without Gloo"))
+        cases.append((["--peer", "mpi,gloo"], "built without Gloo"))
     problems = []
     for args, message in cases:
         cmd = mpirun + ["-np", "2", commperf] + args
@@ -49,6 +54,9 @@ def main():
             problems.append(f"{args}: expected one 'commperf: error: ...{message}...' line, got {errors}")
         if any(sign in done.stderr for sign in CRASH_SIGNS):
             problems.append(f"{args}: looks like a crash:\n{done.stderr}")
+        # A bad --peer is a usage error: exit status 2 (before MPI_Init when the list itself is malformed).
+        if args[0] == "--peer" and done.returncode != 2:
+            problems.append(f"{args}: exit status {done.returncode}, expected 2")
         print(f"{' '.join(args):45s} -> {done.returncode}: {errors[0] if errors else done.stderr.strip()}")
     done = subprocess.run(mpirun + ["-np", "2", commperf, "--help"], stdout=subprocess.PIPE, text=True, timeout=60)
     if done.returncode != 0 or "--peer" not in done.stdout or done.stdout.count("Usage:") != 1:

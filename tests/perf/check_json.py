@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Runs commperf with --json and --csv, then checks both files: required keys and their types, and that the
-figures agree with each other (median within min-max, busbw = algbw * nccl-tests' factor, ratio = peer time /
-Weft time, CSV lines = JSON measures, no wrong element).
+"""Runs commperf with --json and --csv, then checks both files: required keys and their types (JSON schema 3),
+and that the figures agree with each other (median within min-max, busbw = algbw * nccl-tests' factor, ratio =
+peer time / Weft time for every peer, footers = the rows they sum up, one CSV line per JSON measure with the
+same time, no wrong element).
 
-Usage: check_json.py COMMPERF WORKDIR PEER MPIRUN... (PEER: mpi, gloo or none)
+Usage: check_json.py COMMPERF WORKDIR PEER MPIRUN...   (PEER: none, mpi, gloo or a comma list: mpi,gloo)
+Importable: check_json(doc, peers, nranks, rounds, with_bounds) and check_csv(path, doc, peers) for other
+tests (check_compare.py); both append to `failures`.
 """
 import csv
 import json
@@ -81,12 +84,12 @@ def check_measure(m, where, coll, nranks, rounds):
         fail(where, f"{wrong} wrong elements")
 
 
-def check_json(doc, peer, nranks, rounds, with_bounds):
+def check_context(doc, peers, nranks, with_bounds):
     top = "json"
     if expect_type(doc, "tool", str, top) != "commperf":
         fail(top, "tool is not commperf")
-    if expect_type(doc, "schema", int, top) != 2:
-        fail(top, "schema is not 2")
+    if expect_type(doc, "schema", int, top) != 3:
+        fail(top, "schema is not 3")
     if "--json" not in (expect_type(doc, "command_line", str, top) or ""):
         fail(top, "command_line does not hold the command line")
     if expect_type(doc, "ranks", int, top) != nranks:
@@ -100,14 +103,29 @@ def check_json(doc, peer, nranks, rounds, with_bounds):
     mpi = expect_type(versions, "mpi", str, "versions") or ""
     if "\0" in mpi or not mpi:
         fail("versions", f"mpi version looks wrong: {mpi!r}")
-    expect_type(versions, "peer", str, "versions", nullable=peer == "none")
     weft = expect_type(doc, "weft", dict, top) or {}
     expect_type(weft, "plugins", str, "weft")
     expect_type(weft, "algo", str, "weft")
-    got_peer = expect_type(doc, "peer", str, top, nullable=True)
-    if (got_peer or "none") != peer:
-        fail(top, f"peer is {got_peer}, expected {peer}")
-    expect_type(doc, "peer_transport", str, top, nullable=True)
+    for old in ("peer", "peer_transport"):
+        if old in doc:
+            fail(top, f"schema 2's '{old}' is still there (schema 3 has 'peers')")
+    listed = expect_type(doc, "peers", list, top) or []
+    if [p.get("library") if isinstance(p, dict) else p for p in listed] != peers:
+        fail(top, f"peers are {listed}, expected {peers} in that order")
+    for i, p in enumerate(listed):
+        where = f"peers[{i}]"
+        if not isinstance(p, dict):
+            continue
+        expect_type(p, "library", str, where)
+        if not expect_type(p, "version", str, where):
+            fail(where, "empty version")
+        # Gloo always names its TCP interface; Open MPI picks its transports itself.
+        transport = expect_type(p, "transport", str, where, nullable=p.get("library") != "gloo")
+        if p.get("library") == "gloo" and not (transport or "").startswith("tcp on "):
+            fail(where, f"gloo transport is {transport!r}")
+        algorithms = expect_type(p, "algorithms", dict, where) or {}
+        if not all(isinstance(a, str) and a for a in algorithms.values()):
+            fail(where, f"algorithms should be non-empty strings: {algorithms}")
     options = expect_type(doc, "options", dict, top) or {}
     for key in ("minbytes", "maxbytes", "stepfactor", "stepbytes", "iters", "rounds", "iters_per_round",
                 "warmup_iters", "check", "root"):
@@ -122,10 +140,96 @@ def check_json(doc, peer, nranks, rounds, with_bounds):
                 fail("bounds", f"{key} is not positive")
         expect_type(bounds, "pingpong_roundtrip_us", NUMBER, "bounds", nullable=True)
 
-    results = expect_type(doc, "results", list, top) or []
-    if not results:
-        fail(top, "no results")
+
+def check_row_peers(row, where, coll, peers, nranks, rounds, per_peer):
+    """A result's `peers` object; per_peer[library] collects (measured, ratio) for the summary check."""
+    got = expect_type(row, "peers", dict, where)
+    if got is None:
+        return 0
+    if list(got) != peers:
+        fail(where, f"peers keyed {list(got)}, expected {peers} in that order")
     measures = 0
+    weft = row.get("out_of_place") or {}
+    for library in peers:
+        entry = got.get(library)
+        at = f"{where}.peers.{library}"
+        if not isinstance(entry, dict):
+            fail(at, "missing or not an object")
+            continue
+        m = expect_type(entry, "out_of_place", dict, at, nullable=True)
+        skipped = expect_type(entry, "skipped", str, at, nullable=True)
+        ratio = expect_type(entry, "ratio", NUMBER, at, nullable=True)
+        if (m is None) == (skipped is None):
+            fail(at, "needs either figures or the reason it was skipped, not both or neither")
+        check_measure(m, at, coll, nranks, rounds)
+        if m is not None:
+            measures += 1
+            if (m.get("wrong") is None) and weft.get("wrong") is not None:
+                fail(at, "Weft was checked but this peer was not")
+        if m and weft.get("time_us", 0) > 0:
+            want = m["time_us"] / weft["time_us"]
+            if ratio is None or not close(ratio, want, 1e-4):
+                fail(at, f"ratio {ratio} != {library} time / weft time {want}")
+        elif ratio is not None:
+            fail(at, "a ratio without both figures")
+        stats = per_peer.setdefault(coll, {}).setdefault(library, [0, []])
+        stats[0] += m is not None
+        if ratio:
+            stats[1].append(ratio)
+    return measures
+
+
+def check_summary(doc, peers, per_peer):
+    top = "json"
+    results = doc.get("results") or []
+    summary = expect_type(doc, "summary", list, top) or []
+    if {s.get("collective") for s in summary} != {r.get("collective") for r in results}:
+        fail(top, "summary does not cover the collectives of the results")
+    algorithms = {p.get("library"): p.get("algorithms") or {} for p in doc.get("peers") or [] if isinstance(p, dict)}
+    for i, s in enumerate(summary):
+        where = f"summary[{i}]"
+        coll = s.get("collective")
+        expect_type(s, "weft_algorithm", str, where)
+        block = expect_type(s, "weft", dict, where) or {}
+        for key in ("avg_busbw", "peak_busbw"):
+            expect_type(block, key, NUMBER, f"{where}.weft")
+        for key in ("wrong", "measured"):
+            expect_type(block, key, int, f"{where}.weft")
+        got = expect_type(s, "peers", dict, where) or {}
+        if list(got) != peers:
+            fail(where, f"peers keyed {list(got)}, expected {peers}")
+        for library, p in got.items():
+            at = f"{where}.peers.{library}"
+            algorithm = expect_type(p, "algorithm", str, at)
+            if algorithm != algorithms.get(library, {}).get(coll):
+                fail(at, f"algorithm {algorithm!r} differs from the context's peers[].algorithms")
+            for key in ("avg_busbw", "peak_busbw"):
+                expect_type(p, key, NUMBER, at)
+            for key in ("wrong", "measured", "ratios"):
+                expect_type(p, key, int, at)
+            geo = expect_type(p, "geomean_ratio", NUMBER, at, nullable=True)
+            measured, ratios = per_peer.get(coll, {}).get(library, [0, []])
+            if p.get("measured") != measured:
+                fail(at, f"measured {p.get('measured')}, the results hold {measured} measures")
+            if p.get("ratios") != len(ratios):
+                fail(at, f"ratios {p.get('ratios')}, the results hold {len(ratios)}")
+            if ratios and (geo is None or not close(geo, math.exp(sum(map(math.log, ratios)) / len(ratios)), 1e-3)):
+                fail(at, f"geomean_ratio {geo} is not the geometric mean of the rows' ratios")
+            if not ratios and geo is not None:
+                fail(at, "geomean_ratio without ratios")
+    if expect_type(doc, "out_of_bounds", int, top) != 0:
+        fail(top, "out_of_bounds is not 0")
+
+
+def check_json(doc, peers, nranks, rounds, with_bounds):
+    """Checks a schema-3 document run with `peers` (list of library names, empty for none); returns the
+    number of measures (Weft's forms and the peers'), which the CSV must match line for line."""
+    check_context(doc, peers, nranks, with_bounds)
+    results = expect_type(doc, "results", list, "json") or []
+    if not results:
+        fail("json", "no results")
+    measures = 0
+    per_peer = {}
     for i, row in enumerate(results):
         where = f"results[{i}]"
         coll = expect_type(row, "collective", str, where)
@@ -136,69 +240,69 @@ def check_json(doc, peer, nranks, rounds, with_bounds):
             expect_type(row, key, int, where)
         for key in ("type", "redop"):
             expect_type(row, key, str, where)
-        for form in ("out_of_place", "in_place", "peer"):
+        for form in ("out_of_place", "in_place"):
             expect_type(row, form, dict, where, nullable=True)
             check_measure(row.get(form), f"{where}.{form}", coll, nranks, rounds)
             measures += row.get(form) is not None
         if row.get("out_of_place") is None:
             fail(where, "Weft's out-of-place form is missing")
-        skipped = expect_type(row, "peer_skipped", str, where, nullable=True)
-        ratio = expect_type(row, "ratio", NUMBER, where, nullable=True)
-        if peer == "none":
-            if row.get("peer") is not None or ratio is not None:
-                fail(where, "peer figures without a peer")
-        else:
-            if (row.get("peer") is None) == (skipped is None):
-                fail(where, "a peer row needs either figures or the reason it was skipped")
-            if row.get("in_place") is not None:
-                fail(where, "in-place form with a peer")
-            if row.get("peer") and row["out_of_place"]["time_us"] > 0:
-                want = row["peer"]["time_us"] / row["out_of_place"]["time_us"]
-                if ratio is None or not close(ratio, want, 1e-4):
-                    fail(where, f"ratio {ratio} != peer/weft time {want}")
-    summary = expect_type(doc, "summary", list, top) or []
-    if {s.get("collective") for s in summary} != {r.get("collective") for r in results}:
-        fail(top, "summary does not cover the collectives of the results")
-    for i, s in enumerate(summary):
-        where = f"summary[{i}]"
-        expect_type(s, "weft_algorithm", str, where)
-        expect_type(s, "peer_algorithm", str, where, nullable=peer == "none")
-        for lib in ("weft", "peer"):
-            block = expect_type(s, lib, dict, where, nullable=lib == "peer" and peer == "none")
-            if block:
-                for key in ("avg_busbw", "peak_busbw"):
-                    expect_type(block, key, NUMBER, f"{where}.{lib}")
-                for key in ("wrong", "measured"):
-                    expect_type(block, key, int, f"{where}.{lib}")
-        expect_type(s, "geomean_ratio", NUMBER, where, nullable=True)
-        expect_type(s, "ratios", int, where)
-    if expect_type(doc, "out_of_bounds", int, top) != 0:
-        fail(top, "out_of_bounds is not 0")
+        if peers and row.get("in_place") is not None:
+            fail(where, "in-place form with peers")
+        measures += check_row_peers(row, where, coll, peers, nranks, rounds, per_peer)
+    check_summary(doc, peers, per_peer)
     return measures
 
 
-def check_csv(path, measures, peer):
+def check_csv(path, doc, peers):
+    """One CSV line per JSON measure, for every library, with the JSON's time and ratio."""
     with open(path, newline="") as f:
         lines = [line for line in f if not line.startswith("#")]
         f.seek(0)
-        comments = [line for line in f if line.startswith("#")]
+        comments = [line.rstrip("\n") for line in f if line.startswith("#")]
     rows = list(csv.reader(lines))
     if not rows or rows[0] != CSV_COLUMNS:
         fail("csv", f"header is {rows[0] if rows else None}")
         return
-    data = rows[1:]
-    ran = [r for r in data if r[10] != ""]
-    if len(ran) != measures:
-        fail("csv", f"{len(ran)} measured lines, JSON has {measures} measures")
-    for r in data:
+    want = {}  # (collective, size, type, redop, library, form) -> (time_us, ratio or None)
+    for row in doc.get("results") or []:
+        key = (row["collective"], row["size"], row["type"], row["redop"])
+        for form in ("out_of_place", "in_place"):
+            if row.get(form):
+                want[key + ("weft", form)] = (row[form]["time_us"], None)
+        for library, entry in (row.get("peers") or {}).items():
+            if entry.get("out_of_place"):
+                want[key + (library, "out_of_place")] = (entry["out_of_place"]["time_us"], entry.get("ratio"))
+    seen = set()
+    for r in rows[1:]:
         if len(r) != len(CSV_COLUMNS):
             fail("csv", f"line with {len(r)} fields: {r}")
-        elif r[1] not in ("weft", peer):
+            continue
+        if r[1] not in ["weft"] + peers:
             fail("csv", f"unknown library {r[1]}")
-        elif r[10] == "" and r[18] == "":
-            fail("csv", f"line without figures says no reason: {r}")
-    for key in ("# command_line:", "# weft_version:", "# mpi_version:", "# weft_plugins:", "# weft_algo:",
-                "# avg_busbw", "# out_of_bounds: 0"):
+        if r[10] == "":
+            if r[18] == "":
+                fail("csv", f"line without figures says no reason: {r}")
+            continue
+        key = (r[0], int(r[4]), r[6], r[7], r[1], r[3])
+        if key in seen:
+            fail("csv", f"two lines for {key}")
+        seen.add(key)
+        if key not in want:
+            fail("csv", f"measured line with no JSON measure: {key}")
+            continue
+        time_us, ratio = want[key]
+        if not close(float(r[10]), time_us, 1e-4):
+            fail("csv", f"{key}: time {r[10]} != JSON {time_us}")
+        if (ratio is None) != (r[16] == "") or (ratio is not None and not close(float(r[16]), ratio, 1e-4)):
+            fail("csv", f"{key}: ratio {r[16]!r} != JSON {ratio}")
+    if set(want) - seen:
+        fail("csv", f"{len(set(want) - seen)} JSON measures have no CSV line, e.g. {sorted(set(want) - seen)[0]}")
+    if {r[1] for r in rows[1:]} != set(["weft"] + peers):
+        fail("csv", f"libraries {sorted({r[1] for r in rows[1:]})}, expected weft and {peers}")
+    keys = ["# command_line:", "# weft_version:", "# mpi_version:", "# weft_plugins:", "# weft_algo:",
+            "# avg_busbw", "# out_of_bounds: 0", f"# peers: {','.join(peers) or 'none'}"]
+    keys += [f"# peer_version {p}: " for p in peers] + [f"# avg_busbw allreduce {p}: " for p in peers]
+    for key in keys:
         if not any(c.startswith(key) for c in comments):
             fail("csv", f"no '{key}' comment line")
 
@@ -215,19 +319,21 @@ def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     commperf, workdir, peer, mpirun = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    peers = [] if peer == "none" else peer.split(",")
     os.makedirs(workdir, exist_ok=True)
-    json_path = os.path.join(workdir, f"commperf_{peer}.json")
-    csv_path = os.path.join(workdir, f"commperf_{peer}.csv")
+    stem = "_".join(peers) or "none"
+    json_path = os.path.join(workdir, f"commperf_{stem}.json")
+    csv_path = os.path.join(workdir, f"commperf_{stem}.csv")
     cmd = mpirun + ["-np", str(NRANKS), commperf, "--coll", "all", "-d", "all", "-b", "64", "-e", "4K", "-f", "8",
                     "-n", "2", "-w", "1", "--rounds", str(ROUNDS), "--json", json_path, "--csv", csv_path]
-    with_bounds = peer != "none"
-    if peer != "none":
+    with_bounds = bool(peers)
+    if peers:
         cmd += ["--peer", peer, "--bounds", "--bounds_bytes", "4M"]
     run(cmd)
     with open(json_path) as f:
         doc = json.load(f)
-    measures = check_json(doc, peer, NRANKS, ROUNDS, with_bounds)
-    check_csv(csv_path, measures, peer)
+    measures = check_json(doc, peers, NRANKS, ROUNDS, with_bounds)
+    check_csv(csv_path, doc, peers)
     for message in failures[:50]:
         print("FAIL", message)
     if failures:

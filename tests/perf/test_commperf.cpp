@@ -97,24 +97,63 @@ Measure measured(double us, double busBw, long long wrong) {
   return m;
 }
 
+Measure skipped(const char* why) {
+  Measure m;
+  m.skipped = why;
+  return m;
+}
+
 TEST(Summary, AveragesPeaksAndRatios) {
   CollSummary summary;
   summary.desc = &coll("allreduce");
-  Row a{summary.desc, 8, 2, weftFloat32, weftSum, -1, measured(10, 1.0, 0), {}, measured(20, 0.5, 0)};
-  Row b{summary.desc, 16, 4, weftFloat32, weftSum, -1, measured(10, 3.0, 1), {}, measured(5, 6.0, 0)};
-  Row c{summary.desc, 32, 8, weftFloat32, weftSum, -1, measured(10, 2.0, 0), {}, {}};  // peer n/a
-  EXPECT_DOUBLE_EQ(a.ratio(), 2.0);
-  EXPECT_DOUBLE_EQ(c.ratio(), 0.0);
+  Row a{summary.desc, 8, 2, weftFloat32, weftSum, -1, measured(10, 1.0, 0), {}, {measured(20, 0.5, 0)}};
+  Row b{summary.desc, 16, 4, weftFloat32, weftSum, -1, measured(10, 3.0, 1), {}, {measured(5, 6.0, 0)}};
+  Row c{summary.desc, 32, 8, weftFloat32, weftSum, -1, measured(10, 2.0, 0), {}, {skipped("n/a")}};
+  EXPECT_DOUBLE_EQ(a.ratio(0), 2.0);
+  EXPECT_DOUBLE_EQ(c.ratio(0), 0.0);
+  EXPECT_DOUBLE_EQ(c.ratio(1), 0.0);  // no such peer
   for (const Row& row : {a, b, c}) summary.add(row);
   summary.finish();
   EXPECT_DOUBLE_EQ(summary.weft.avgBusBw, 2.0);
   EXPECT_DOUBLE_EQ(summary.weft.peakBusBw, 3.0);
   EXPECT_EQ(summary.weft.wrong, 1);
   EXPECT_EQ(summary.weft.measured, 3);
-  EXPECT_DOUBLE_EQ(summary.peer.avgBusBw, 3.25);
-  EXPECT_EQ(summary.peer.measured, 2);
-  EXPECT_EQ(summary.ratios, 2);
-  EXPECT_NEAR(summary.geomeanRatio, 1.0, 1e-12);  // 2.0 and 0.5
+  ASSERT_EQ(summary.peers.size(), 1u);
+  EXPECT_DOUBLE_EQ(summary.peers[0].avgBusBw, 3.25);
+  EXPECT_EQ(summary.peers[0].measured, 2);
+  EXPECT_EQ(summary.peers[0].ratios, 2);
+  EXPECT_NEAR(summary.peers[0].geomeanRatio, 1.0, 1e-12);  // 2.0 and 0.5
+  EXPECT_EQ(summary.totalWrong(), 1);
+}
+
+// Two peers: each keeps its own averages, wrong counts and ratios; a shape one peer skips leaves the other's.
+TEST(Summary, EachPeerOnItsOwn) {
+  CollSummary summary;
+  summary.desc = &coll("allreduce");
+  summary.peers.resize(2);
+  summary.peers[0].library = "mpi";
+  summary.peers[1].library = "gloo";
+  Row a{summary.desc,         8,       2,
+        weftFloat32,          weftSum, -1,
+        measured(10, 1.0, 0), {},      {measured(5, 2.0, 0), measured(40, 0.25, 2)}};
+  Row b{summary.desc,         16,      4,
+        weftFloat16,          weftSum, -1,
+        measured(10, 1.0, 0), {},      {skipped("MPI has no float16/bfloat16 reduction"), measured(10, 1.0, 0)}};
+  EXPECT_DOUBLE_EQ(a.ratio(0), 0.5);
+  EXPECT_DOUBLE_EQ(a.ratio(1), 4.0);
+  EXPECT_DOUBLE_EQ(b.ratio(0), 0.0);
+  for (const Row& row : {a, b}) summary.add(row);
+  summary.finish();
+  ASSERT_EQ(summary.peers.size(), 2u);
+  EXPECT_EQ(summary.peers[0].library, "mpi");
+  EXPECT_EQ(summary.peers[0].measured, 1);
+  EXPECT_EQ(summary.peers[0].ratios, 1);
+  EXPECT_DOUBLE_EQ(summary.peers[0].geomeanRatio, 0.5);
+  EXPECT_EQ(summary.peers[1].measured, 2);
+  EXPECT_EQ(summary.peers[1].wrong, 2);
+  EXPECT_NEAR(summary.peers[1].geomeanRatio, 2.0, 1e-12);  // 4.0 and 1.0
+  EXPECT_DOUBLE_EQ(summary.peers[1].avgBusBw, 0.625);
+  EXPECT_EQ(summary.totalWrong(), 2);
 }
 
 ParseResult parse(std::vector<std::string> args, Options& options) {
@@ -132,7 +171,7 @@ TEST(Options, PeerRoundsAndFiles) {
                   o)
                 .status,
             ParseStatus::kRun);
-  EXPECT_EQ(o.peer, PeerKind::kGloo);
+  EXPECT_EQ(o.peers, std::vector<PeerKind>{PeerKind::kGloo});
   EXPECT_EQ(o.rounds, 4);
   EXPECT_EQ(o.itersPerRound(), 3);  // 10 over 4 rounds, rounded up
   EXPECT_EQ(o.jsonPath, "a.json");
@@ -143,6 +182,61 @@ TEST(Options, PeerRoundsAndFiles) {
   Options none;
   ASSERT_EQ(parse({"--coll", "none", "--bounds"}, none).status, ParseStatus::kRun);
   EXPECT_TRUE(none.colls.empty());
+}
+
+TEST(Options, PeerList) {
+  using enum PeerKind;
+  struct Case {
+    const char* arg;
+    std::vector<PeerKind> peers;
+  };
+  const Case cases[] = {
+      {"none", {}}, {"mpi", {kMpi}}, {"gloo", {kGloo}}, {"mpi,gloo", {kMpi, kGloo}}, {"gloo,mpi", {kGloo, kMpi}},
+  };
+  for (const Case& c : cases) {
+    Options o;
+    ParseResult r = parse({"--peer", c.arg}, o);
+    ASSERT_EQ(r.status, ParseStatus::kRun) << c.arg << ": " << r.error;
+    EXPECT_EQ(o.peers, c.peers) << c.arg;  // in the order given: the table's column order
+  }
+  Options defaults;
+  ASSERT_EQ(parse({}, defaults).status, ParseStatus::kRun);
+  EXPECT_TRUE(defaults.peers.empty());
+  Options last;  // a later --peer replaces an earlier one, as every other option does
+  ASSERT_EQ(parse({"--peer", "mpi,gloo", "--peer", "gloo"}, last).status, ParseStatus::kRun);
+  EXPECT_EQ(last.peers, std::vector<PeerKind>{kGloo});
+  EXPECT_STREQ(peerName(kMpi), "mpi");
+  EXPECT_STREQ(peerName(kGloo), "gloo");
+}
+
+TEST(Options, BadPeerListsSayWhatIsWrong) {
+  struct Case {
+    const char* arg;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"nccl", "unknown --peer 'nccl'"},
+      {"mpi,nccl", "unknown library 'nccl' in --peer 'mpi,nccl'"},
+      {"MPI", "unknown --peer 'MPI'"},
+      {"mpi,mpi", "--peer 'mpi,mpi' names mpi twice"},
+      {"gloo,mpi,gloo", "names gloo twice"},
+      {"none,mpi", "none means Weft alone and cannot be listed with other libraries"},
+      {"mpi,none", "none means Weft alone"},
+      {"none,none", "none means Weft alone"},
+      {"", "empty library name in --peer ''"},
+      {"mpi,", "empty library name in --peer 'mpi,'"},
+      {",gloo", "empty library name"},
+      {"mpi,,gloo", "empty library name"},
+      {"mpi gloo", "unknown --peer 'mpi gloo'"},
+  };
+  for (const Case& c : cases) {
+    Options o;
+    ParseResult r = parse({"--peer", c.arg}, o);
+    EXPECT_EQ(r.status, ParseStatus::kError) << c.arg;
+    EXPECT_NE(r.error.find(c.message), std::string::npos) << c.arg << ": " << r.error;
+    EXPECT_NE(r.error.find("mpi"), std::string::npos) << "the message names the choices: " << r.error;
+    EXPECT_TRUE(o.peers.empty()) << c.arg;  // nothing half-parsed is kept
+  }
 }
 
 TEST(Options, BadFlagsSayWhatIsWrong) {
