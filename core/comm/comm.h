@@ -31,10 +31,11 @@ struct weftComm {
   std::unique_ptr<weft::Backend> backend;
 
   // Operations run in the order they were issued (see core/comm/ordering.h).
-  std::mutex orderMutex;
+  std::mutex orderMutex;  // only for sleeping: the counters are atomic
   std::condition_variable orderChanged;
-  uint64_t issued = 0;    // tickets handed out
-  uint64_t executed = 0;  // tickets finished
+  std::atomic<uint64_t> issued{0};    // tickets handed out
+  std::atomic<uint64_t> executed{0};  // tickets finished
+  std::atomic<int> orderWaiters{0};   // threads asleep (or about to be) on orderChanged
 
   // Tags carried by messages: collectives are numbered in issue order (the same on every rank), so a
   // message from a different collective is caught on receipt. Send/Recv number messages per peer.

@@ -6,40 +6,53 @@
 #include "core/comm/comm.h"
 
 namespace weft {
+namespace {
+
+bool turnCame(const Ticket& t) { return t.comm->executed.load(std::memory_order_acquire) == t.number; }
+
+// Sleeps until ready(). A waiter is counted before it looks, and wakers look at the count after changing
+// the counters (both sequentially consistent), so either the waiter sees the change or the waker sees the
+// waiter and notifies it under the mutex.
+template <typename Ready>
+void sleepUntil(weftComm* comm, Ready ready) {
+  std::unique_lock lock(comm->orderMutex);
+  comm->orderWaiters.fetch_add(1);
+  comm->orderChanged.wait(lock, ready);
+  comm->orderWaiters.fetch_sub(1);
+}
+
+}  // namespace
 
 std::vector<Ticket> issueTickets(const std::vector<weftComm*>& comms) {
+  if (comms.size() == 1) return {{comms.front(), comms.front()->issued.fetch_add(1)}};
   static std::mutex issueMutex;
   std::lock_guard global(issueMutex);
   std::vector<Ticket> tickets;
   for (weftComm* comm : comms) {
     bool seen = std::any_of(tickets.begin(), tickets.end(), [&](const Ticket& t) { return t.comm == comm; });
-    if (seen) continue;
-    std::lock_guard lock(comm->orderMutex);
-    tickets.push_back({comm, comm->issued++});
+    if (!seen) tickets.push_back({comm, comm->issued.fetch_add(1)});
   }
   return tickets;
 }
 
 void waitTurns(const std::vector<Ticket>& tickets) {
   for (const Ticket& t : tickets) {
-    std::unique_lock lock(t.comm->orderMutex);
-    t.comm->orderChanged.wait(lock, [&] { return t.comm->executed == t.number; });
+    if (!turnCame(t)) sleepUntil(t.comm, [&] { return turnCame(t); });
   }
 }
 
 void finishTurns(const std::vector<Ticket>& tickets) {
   for (const Ticket& t : tickets) {
-    {
-      std::lock_guard lock(t.comm->orderMutex);
-      ++t.comm->executed;
-    }
+    t.comm->executed.fetch_add(1);
+    if (t.comm->orderWaiters.load() == 0) continue;
+    { std::lock_guard lock(t.comm->orderMutex); }  // a waiter between its look and its sleep has slept now
     t.comm->orderChanged.notify_all();
   }
 }
 
 void waitIdle(weftComm* comm) {
-  std::unique_lock lock(comm->orderMutex);
-  comm->orderChanged.wait(lock, [&] { return comm->executed == comm->issued; });
+  auto idle = [&] { return comm->executed.load() == comm->issued.load(); };
+  if (!idle()) sleepUntil(comm, idle);
 }
 
 }  // namespace weft

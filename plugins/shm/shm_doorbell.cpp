@@ -16,6 +16,10 @@ void ringDoorbell(DoorbellPage* page) {
   // Pairs with the fence in DoorbellSleep: either the sleeper sees our published change in its check, or we
   // see it counted in sleepers here.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  ringDoorbellAfterFence(page);
+}
+
+void ringDoorbellAfterFence(DoorbellPage* page) {
   if (page->sleepers.load(std::memory_order_relaxed) == 0) return;
   page->seq.fetch_add(1, std::memory_order_seq_cst);
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&page->seq), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);

@@ -30,6 +30,9 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 // Call after the release store that publishes the change.
 void ringDoorbell(DoorbellPage* page);
+// The same without the fence, for callers that published their change with a sequentially consistent
+// read-modify-write (which is a full fence already): one fence for many doorbells.
+void ringDoorbellAfterFence(DoorbellPage* page);
 
 // Sleeps on the owner's doorbell. Between prepare() and sleep() the caller checks whether anything is
 // ready: a ring after prepare() either makes that check see the change or makes sleep() return at once.

@@ -227,6 +227,7 @@ weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
   }
   current_ = &op;
   try {
+    begin();
     runNodeCollective(*this, op);
     ++collective_;
     return weftSuccess;
@@ -243,33 +244,48 @@ unsigned char* NodeComm::stageIn(int r) const {
 
 unsigned char* NodeComm::stageOut(int r) const { return stageIn(r) + stageBytes_; }
 
+void NodeComm::begin() {
+  // Rooted collectives let some ranks go on without waiting. Before a new collective touches its staging
+  // area, every peer must have begun the previous one, so it is done with the one before, which used the
+  // same area; this also keeps every peer within one step of us. Usually true already: one load per peer.
+  if (firstStep_ > 0) wait([&] { return allReached(firstStep_); });
+}
+
 void NodeComm::publish(const NodeDescriptor* descriptor) {
   ++step_;
-  NodeControl* c = mine();
+  StepLine& line = mine()->lines[step_ & 1];
   if (descriptor != nullptr) {
-    c->slots[step_ & 1] = *descriptor;
-    c->slots[step_ & 1].collective = collective_;
+    line.descriptor = *descriptor;
+    line.descriptor.collective = collective_;
     firstStep_ = step_;
     firstWait_ = true;
   }
-  c->step.store(step_, std::memory_order_release);
+  // A sequentially consistent exchange: the release that publishes the step and, at once, the fence that
+  // orders it before our look at the peers' sleeper counts (see shm_doorbell.h).
+  line.step.exchange(step_, std::memory_order_seq_cst);
   for (int r = 0; r < nranks_; ++r) {
-    if (r != rank_) ringDoorbell(&peers_[r].control->doorbell);
+    if (r != rank_) ringDoorbellAfterFence(&peers_[r].control->doorbell);
   }
 }
 
-bool NodeComm::stepReached(int peer) const {
-  return peers_[peer].control->step.load(std::memory_order_acquire) >= step_;
+bool NodeComm::stepReached(int peer, uint64_t step) const {
+  return peers_[peer].control->lines[step & 1].step.load(std::memory_order_acquire) >= step;
+}
+
+bool NodeComm::allReached(uint64_t step) const {
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_ && !stepReached(r, step)) return false;
+  }
+  return true;
 }
 
 const NodeDescriptor& NodeComm::peerDescriptor(int peer) const {
-  // The slot of the collective's first step: later steps of the same collective write no descriptor.
-  return peers_[peer].control->slots[firstStep_ & 1];
+  return peers_[peer].control->lines[firstStep_ & 1].descriptor;
 }
 
 void NodeComm::checkDescriptor(int peer) const {
   const NodeDescriptor& theirs = peerDescriptor(peer);
-  const NodeDescriptor& ours = mine()->slots[firstStep_ & 1];
+  const NodeDescriptor& ours = mine()->lines[firstStep_ & 1].descriptor;
   if (theirs.coll == ours.coll && theirs.count == ours.count && theirs.datatype == ours.datatype &&
       theirs.op == ours.op && theirs.root == ours.root && theirs.collective == ours.collective) {
     return;
@@ -285,17 +301,20 @@ void NodeComm::checkDescriptor(int peer) const {
 }
 
 void NodeComm::waitAll() {
-  wait([&] {
-    for (int r = 0; r < nranks_; ++r) {
-      if (r != rank_ && !stepReached(r)) return false;
-    }
-    return true;
-  });
+  wait([&] { return allReached(step_); });
   if (firstWait_) {
     firstWait_ = false;
     for (int r = 0; r < nranks_; ++r) {
       if (r != rank_) checkDescriptor(r);
     }
+  }
+}
+
+void NodeComm::waitFor(int peer) {
+  wait([&] { return stepReached(peer, step_); });
+  if (firstWait_) {
+    firstWait_ = false;
+    checkDescriptor(peer);
   }
 }
 
@@ -324,7 +343,7 @@ void NodeComm::wait(Ready ready) {
     }
     if (ready()) return;
     for (int r = 0; r < nranks_; ++r) {
-      if (r != rank_ && !stepReached(r) && processExited(peers_[r].pidfd)) {
+      if (r != rank_ && !stepReached(r, step_) && processExited(peers_[r].pidfd)) {
         failPeer(weftRemoteError,
                  "rank " + std::to_string(r) + " (pid " + std::to_string(peers_[r].pid) + ") exited");
       }
@@ -332,7 +351,7 @@ void NodeComm::wait(Ready ready) {
     if (Clock::now() >= deadline) {
       std::string missing;
       for (int r = 0; r < nranks_; ++r) {
-        if (r == rank_ || stepReached(r)) continue;
+        if (r == rank_ || stepReached(r, step_)) continue;
         if (!missing.empty()) missing += ',';
         missing += std::to_string(r);
       }

@@ -5,11 +5,10 @@
 // through /proc/<pid>/fd, which the kernel allows exactly where it allows process_vm_readv). The owner
 // writes its segment, peers only read it, except for the doorbell. A segment holds:
 // - a doorbell (futex word) that peers ring after each step, so that a rank can sleep while it waits;
-// - a step counter in its own cache line: every rank counts the steps of every collective alike, so
-//   "rank q has reached step s" is one load;
-// - two descriptor slots (collective, count, type, op, root, buffer addresses), written before the first
-//   step of a collective, in slot (step & 1): a peer is never more than one step ahead of us, so the slot
-//   we read is not overwritten under us;
+// - a step counter: every rank counts the steps of every collective alike, so "rank q has reached step s"
+//   is one load. Step s is stored in cache line s & 1, with the collective's descriptor (collective, count,
+//   type, op, root, buffer addresses) when s is its first step: a peer is never more than one step ahead
+//   of us, so the line we read is not overwritten under us;
 // - two staging areas (in, out) per parity of the collective number, for sizes that fit: the last rank to
 //   read a collective's staging area has finished before the first step of the next collective, so the
 //   area of collective n is free again at collective n + 2.
@@ -46,10 +45,17 @@ struct NodeDescriptor {
   uint64_t collective;  // the collective's number on this communicator
 };
 
+// Step s is published in line s & 1, with the descriptor when s is a collective's first step: a waiter
+// gets both with one cache-line transfer.
+struct StepLine {
+  std::atomic<uint64_t> step;
+  NodeDescriptor descriptor;
+};
+static_assert(sizeof(StepLine) <= kCacheLine);
+
 struct NodeControl {
   DoorbellPage doorbell;  // its own page: the futex word and the sleeper count
-  alignas(kCacheLine) std::atomic<uint64_t> step;
-  alignas(kCacheLine) NodeDescriptor slots[2];
+  alignas(kCacheLine) StepLine lines[2];
   alignas(kCacheLine) uint64_t cookie;  // random: proves a mapping is the segment the address named
 };
 
@@ -81,9 +87,10 @@ class NodeComm {
   unsigned char* stageOut(int r) const;
   // Publishes the next step; the first step of a collective also publishes its descriptor.
   void publish(const NodeDescriptor* descriptor = nullptr);
-  // Waits until every peer has published the step we published last. The first wait of a collective also
-  // checks that the peers run the same one.
+  // Waits until every peer (or one) has published the step we published last. The first wait of a
+  // collective also checks that the peers waited for run the same one.
   void waitAll();
+  void waitFor(int peer);
   const NodeDescriptor& peerDescriptor(int peer) const;
   void readPeer(int peer, void* dst, uint64_t address, size_t bytes);
   void writePeer(int peer, uint64_t address, const void* src, size_t bytes);
@@ -102,7 +109,11 @@ class NodeComm {
   };
 
   NodeControl* mine() const { return static_cast<NodeControl*>(own_.data()); }
-  bool stepReached(int peer) const;
+  // Whether peer has published `step` (valid while the peer is within two steps of it).
+  bool stepReached(int peer, uint64_t step) const;
+  // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
+  void begin();
+  bool allReached(uint64_t step) const;
   void checkDescriptor(int peer) const;
   // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; checks for dead peers.
   template <typename Ready>

@@ -175,7 +175,11 @@ class Runner {
     bool staged = bytes_ <= c_.stageBytes();
     if (staged && me_ == root) std::memcpy(c_.stageIn(me_), send_, bytes_);
     c_.publish(&d);
-    c_.waitAll();
+    if (!staged) {
+      c_.waitAll();
+    } else if (me_ != root) {
+      c_.waitFor(root);  // staged, the root does not wait: the next collective's first step holds it back
+    }
     if (me_ == root) {
       if (recv_ != nullptr && recv_ != send_) std::memcpy(recv_, send_, bytes_);
     } else if (staged) {
@@ -192,8 +196,9 @@ class Runner {
     if (bytes_ <= c_.stageBytes()) {
       std::memcpy(c_.stageIn(me_), send_, bytes_);
       c_.publish(&d);
+      if (me_ != root) return;  // the next collective's first step waits until the root is done with it
       c_.waitAll();
-      if (me_ == root) reduceStaged(recv_, 0, op_.count);
+      reduceStaged(recv_, 0, op_.count);
       return;
     }
     c_.publish(&d);
