@@ -7,11 +7,13 @@ void weftComm::setError(weftResult_t code, const std::string& message) {
   if (asyncError == weftSuccess) {
     asyncError = code;
     asyncErrorMessage = message;
+    failed.store(true, std::memory_order_release);
   }
 }
 
 void weftComm::throwIfFailed() {
   if (aborted.load()) weft::fail(weftInvalidUsage, "the communicator was aborted");
+  if (!failed.load(std::memory_order_acquire)) return;  // every call asks: no lock on the way
   std::lock_guard lock(errorMutex);
   if (asyncError != weftSuccess) {
     weft::fail(asyncError, "the communicator failed earlier and cannot be used: {}", asyncErrorMessage);

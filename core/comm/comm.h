@@ -48,6 +48,7 @@ struct weftComm {
   std::vector<unsigned char> scratch[2];
 
   std::atomic<bool> aborted{false};
+  std::atomic<bool> failed{false};  // asyncError is set
   std::mutex errorMutex;
   weftResult_t asyncError = weftSuccess;
   std::string asyncErrorMessage;

@@ -47,11 +47,15 @@ struct NodeDescriptor {
 
 // Step s is published in line s & 1, with the descriptor when s is a collective's first step: a waiter
 // gets both with one cache-line transfer.
-struct StepLine {
+// Collectives whose whole input fits kInlineBytes carry it in the line after: the adjacent-line
+// prefetcher brings it with the step.
+inline constexpr size_t kInlineBytes = 64;
+struct alignas(2 * kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;
+  alignas(kCacheLine) unsigned char payload[kInlineBytes];
 };
-static_assert(sizeof(StepLine) <= kCacheLine);
+static_assert(sizeof(StepLine) == 2 * kCacheLine);
 
 struct NodeControl {
   DoorbellPage doorbell;  // its own page: the futex word and the sleeper count
@@ -85,6 +89,10 @@ class NodeComm {
   // Staging areas of rank r for the current collective.
   unsigned char* stageIn(int r) const;
   unsigned char* stageOut(int r) const;
+  // The inline payload (kInlineBytes) of the step about to be published, and a peer's for the current
+  // collective's first step. Only for collectives of one step (see begin()).
+  unsigned char* nextInline() const { return mine()->lines[(step_ + 1) & 1].payload; }
+  const unsigned char* peerInline(int r) const { return peers_[r].control->lines[firstStep_ & 1].payload; }
   // Publishes the next step; the first step of a collective also publishes its descriptor.
   void publish(const NodeDescriptor* descriptor = nullptr);
   // Waits until every peer (or one) has published the step we published last. The first wait of a

@@ -68,10 +68,12 @@ class Runner {
   void allReduce() {
     NodeDescriptor d = describe(op_);
     if (bytes_ <= c_.stageBytes()) {
-      std::memcpy(c_.stageIn(me_), send_, bytes_);
+      bool oneStep = bytes_ <= c_.reduceAllBytes();
+      useInline(oneStep ? bytes_ : kNoInline);
+      std::memcpy(myInput(), send_, bytes_);
       c_.publish(&d);
       c_.waitAll();
-      if (bytes_ <= c_.reduceAllBytes()) {
+      if (oneStep) {
         reduceStaged(recv_, 0, op_.count);  // every rank alike, in rank order: identical results
         return;
       }
@@ -103,7 +105,8 @@ class Runner {
     NodeDescriptor d = describe(op_);
     size_t mine = static_cast<size_t>(me_) * bytes_;
     if (bytes_ * static_cast<size_t>(p_) <= c_.stageBytes()) {
-      std::memcpy(c_.stageIn(me_), send_, bytes_ * static_cast<size_t>(p_));
+      useInline(bytes_ * static_cast<size_t>(p_));
+      std::memcpy(myInput(), send_, bytes_ * static_cast<size_t>(p_));
       c_.publish(&d);
       c_.waitAll();
       reduceStaged(recv_, mine, op_.count);
@@ -122,7 +125,8 @@ class Runner {
   void allGather() {
     NodeDescriptor d = describe(op_);
     bool staged = bytes_ <= c_.stageBytes();
-    if (staged) std::memcpy(c_.stageIn(me_), send_, bytes_);
+    useInline(bytes_);
+    if (staged) std::memcpy(myInput(), send_, bytes_);
     c_.publish(&d);
     c_.waitAll();
     for (int r = 0; r < p_; ++r) {
@@ -130,7 +134,7 @@ class Runner {
       if (r == me_) {
         if (dst != send_) std::memcpy(dst, send_, bytes_);
       } else if (staged) {
-        std::memcpy(dst, c_.stageIn(r), bytes_);
+        std::memcpy(dst, input(r), bytes_);
       } else {
         c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr, bytes_);
       }
@@ -143,25 +147,26 @@ class Runner {
     size_t total = bytes_ * static_cast<size_t>(p_);
     size_t mine = static_cast<size_t>(me_) * bytes_;
     bool staged = total <= c_.stageBytes();
-    const unsigned char* input = send_;
+    const unsigned char* source = send_;
     std::vector<unsigned char> copy;
     if (staged) {
-      std::memcpy(c_.stageIn(me_), send_, total);
-      input = c_.stageIn(me_);
+      useInline(total);
+      std::memcpy(myInput(), send_, total);
+      source = myInput();
     } else if (send_ == recv_) {
       // In place, a peer would read our block while we overwrite it: let the peers read a copy.
       copy.assign(send_, send_ + total);
-      input = copy.data();
-      d.sendAddr = reinterpret_cast<uint64_t>(input);
+      source = copy.data();
+      d.sendAddr = reinterpret_cast<uint64_t>(source);
     }
     c_.publish(&d);
     c_.waitAll();
     for (int r = 0; r < p_; ++r) {
       unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
       if (r == me_) {
-        if (dst != input + mine) std::memmove(dst, input + mine, bytes_);
+        if (dst != source + mine) std::memmove(dst, source + mine, bytes_);
       } else if (staged) {
-        std::memcpy(dst, c_.stageIn(r) + mine, bytes_);
+        std::memcpy(dst, input(r) + mine, bytes_);
       } else {
         c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr + mine, bytes_);
       }
@@ -173,7 +178,8 @@ class Runner {
     NodeDescriptor d = describe(op_);
     int root = op_.root;
     bool staged = bytes_ <= c_.stageBytes();
-    if (staged && me_ == root) std::memcpy(c_.stageIn(me_), send_, bytes_);
+    useInline(bytes_);
+    if (staged && me_ == root) std::memcpy(myInput(), send_, bytes_);
     c_.publish(&d);
     if (!staged) {
       c_.waitAll();
@@ -183,7 +189,7 @@ class Runner {
     if (me_ == root) {
       if (recv_ != nullptr && recv_ != send_) std::memcpy(recv_, send_, bytes_);
     } else if (staged) {
-      std::memcpy(recv_, c_.stageIn(root), bytes_);
+      std::memcpy(recv_, input(root), bytes_);
     } else {
       c_.readPeer(root, recv_, c_.peerDescriptor(root).sendAddr, bytes_);
     }
@@ -194,7 +200,8 @@ class Runner {
     NodeDescriptor d = describe(op_);
     int root = op_.root;
     if (bytes_ <= c_.stageBytes()) {
-      std::memcpy(c_.stageIn(me_), send_, bytes_);
+      useInline(bytes_);
+      std::memcpy(myInput(), send_, bytes_);
       c_.publish(&d);
       if (me_ != root) return;  // the next collective's first step waits until the root is done with it
       c_.waitAll();
@@ -221,10 +228,17 @@ class Runner {
   }
 
  private:
-  // dst = stageIn(0)[offset..] op stageIn(1)[offset..] op ... for count elements, in rank order.
+  // A collective of one step whose staged input (`stagedBytes` per rank) fits kInlineBytes carries it
+  // next to its step; otherwise in the staging areas.
+  static constexpr size_t kNoInline = ~size_t{0};
+  void useInline(size_t stagedBytes) { inline_ = stagedBytes <= kInlineBytes; }
+  unsigned char* myInput() const { return inline_ ? c_.nextInline() : c_.stageIn(me_); }
+  const unsigned char* input(int r) const { return inline_ ? c_.peerInline(r) : c_.stageIn(r); }
+
+  // dst = input(0)[offset..] op input(1)[offset..] op ... for count elements, in rank order.
   void reduceStaged(unsigned char* dst, size_t offset, size_t count) {
-    c_.reduce(dst, c_.stageIn(0) + offset, c_.stageIn(1) + offset, count, op_.datatype, op_.op);
-    for (int r = 2; r < p_; ++r) c_.reduce(dst, dst, c_.stageIn(r) + offset, count, op_.datatype, op_.op);
+    c_.reduce(dst, input(0) + offset, input(1) + offset, count, op_.datatype, op_.op);
+    for (int r = 2; r < p_; ++r) c_.reduce(dst, dst, input(r) + offset, count, op_.datatype, op_.op);
   }
 
   // dst = own op every peer's sendbuff[offset, offset + n), each peer's piece read into `piece` first.
@@ -252,6 +266,7 @@ class Runner {
   size_t bytes_;  // one rank's count in bytes (AllToAll, ReduceScatter: one block)
   const unsigned char* send_;
   unsigned char* recv_;
+  bool inline_ = false;
 };
 
 }  // namespace
