@@ -144,7 +144,7 @@ class NodeComm {
   uint64_t collective_ = 0;  // collectives run so far
   bool firstWait_ = false;   // the next wait is the first of a collective: check descriptors
   uint64_t firstStep_ = 0;   // the step that published the current collective's descriptor
-  bool spinLong_ = false;    // at most one rank per CPU: waiting may spin longer before sleeping
+  bool spin_ = false;  // at most one rank per CPU: waiting may spin before it yields
   std::vector<unsigned char> scratch_;
   std::string error_;
   const weftBackendOp_v1* current_ = nullptr;  // for messages
