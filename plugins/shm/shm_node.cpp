@@ -342,12 +342,14 @@ void NodeComm::wait(Ready ready) {
       sleep.sleep(kSleepSliceUs);
     }
     if (ready()) return;
+    // Every exited peer we wait for is named: the first to die may not be the first found.
+    std::string exited;
     for (int r = 0; r < nranks_; ++r) {
-      if (r != rank_ && !stepReached(r, step_) && processExited(peers_[r].pidfd)) {
-        failPeer(weftRemoteError,
-                 "rank " + std::to_string(r) + " (pid " + std::to_string(peers_[r].pid) + ") exited");
-      }
+      if (r == rank_ || stepReached(r, step_) || !processExited(peers_[r].pidfd)) continue;
+      exited += exited.empty() ? "rank " : ", rank ";
+      exited += std::to_string(r) + " (pid " + std::to_string(peers_[r].pid) + ")";
     }
+    if (!exited.empty()) failPeer(weftRemoteError, exited + " exited");
     if (Clock::now() >= deadline) {
       std::string missing;
       for (int r = 0; r < nranks_; ++r) {
@@ -367,18 +369,23 @@ void NodeComm::failPeer(weftResult_t code, const std::string& message) const {
       code, what + " #" + std::to_string(collective_) + " on rank " + std::to_string(rank_) + ": " + message};
 }
 
+void NodeComm::cmaFailed(int peer, const char* call, int err) const {
+  if (err == ESRCH || processExited(peers_[peer].pidfd)) {
+    failPeer(weftRemoteError,
+             "rank " + std::to_string(peer) + " (pid " + std::to_string(peers_[peer].pid) + ") exited");
+  }
+  failPeer(weftSystemError, std::string("process_vm_") + call + " with rank " + std::to_string(peer) +
+                                " failed: " + errnoText(err));
+}
+
 void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
   if (bytes == 0) return;
-  if (int err = cmaRead(peers_[peer].pid, dst, address, bytes); err != 0) {
-    failPeer(weftSystemError, "process_vm_readv from rank " + std::to_string(peer) + " failed: " + errnoText(err));
-  }
+  if (int err = cmaRead(peers_[peer].pid, dst, address, bytes); err != 0) cmaFailed(peer, "readv", err);
 }
 
 void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t bytes) {
   if (bytes == 0) return;
-  if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) {
-    failPeer(weftSystemError, "process_vm_writev to rank " + std::to_string(peer) + " failed: " + errnoText(err));
-  }
+  if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) cmaFailed(peer, "writev", err);
 }
 
 unsigned char* NodeComm::scratch(size_t bytes) {

@@ -127,6 +127,7 @@ class NodeComm {
   template <typename Ready>
   void wait(Ready ready);
   [[noreturn]] void failPeer(weftResult_t code, const std::string& message) const;
+  [[noreturn]] void cmaFailed(int peer, const char* call, int err) const;
 
   Context* ctx_;
   int rank_;
