@@ -1,0 +1,215 @@
+// The shm plugin's node backend through its C ABI alone (dlopen), with the ranks of a communicator as
+// threads of this process: setup, every collective on every path against a sequential reference,
+// mismatched calls, a silent peer (WEFT_TIMEOUT) and bad arguments.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weft/plugin.h"
+
+namespace {
+
+void quietLog(weftLogLevel_t, const char*, const char*) {}
+const char* envConfig(const char* name) { return std::getenv(name); }
+const weftPluginHost_v1 kHost = {WEFT_PLUGIN_ABI_VERSION, quietLog, envConfig};
+
+// Float sum/max only: what these tests use (Weft passes its full kernel set).
+void floatKernel(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op) {
+  ASSERT_EQ(type, weftFloat32);
+  auto* d = static_cast<float*>(dst);
+  const auto* x = static_cast<const float*>(a);
+  const auto* y = static_cast<const float*>(b);
+  for (size_t i = 0; i < count; ++i) d[i] = op == weftMax ? std::max(x[i], y[i]) : x[i] + y[i];
+}
+
+const weftPlugin_v1_t* plugin() {
+  static const weftPlugin_v1_t* table = [] {
+    void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    return lib ? static_cast<const weftPlugin_v1_t*>(dlsym(lib, WEFT_PLUGIN_SYMBOL_V1)) : nullptr;
+  }();
+  return table;
+}
+
+// A communicator of n thread-ranks over one plugin context.
+class NodeGroup {
+ public:
+  NodeGroup(int n, double timeoutSeconds = 30) : ops_(plugin()->backend), comms_(n) {
+    EXPECT_EQ(plugin()->init(&kHost, &ctx_), weftSuccess);
+    std::vector<unsigned char> addresses(n * WEFT_BACKEND_ADDRESS_BYTES);
+    for (int r = 0; r < n; ++r) {
+      weftBackendComm_v1 info{r, n, timeoutSeconds, floatKernel};
+      EXPECT_EQ(ops_->commPrepare(ctx_, &info, &addresses[r * WEFT_BACKEND_ADDRESS_BYTES], &comms_[r]),
+                weftSuccess);
+    }
+    for (int r = 0; r < n; ++r) EXPECT_EQ(ops_->commConnect(comms_[r], addresses.data()), weftSuccess);
+  }
+  ~NodeGroup() {
+    for (void* c : comms_) ops_->commDestroy(c);
+    plugin()->finalize(ctx_);
+  }
+
+  int size() const { return static_cast<int>(comms_.size()); }
+  void* comm(int r) const { return comms_[r]; }
+  const weftBackendOps_v1* ops() const { return ops_; }
+
+  // Runs op(rank) on every rank at once; returns each rank's result.
+  std::vector<weftResult_t> run(const std::function<weftBackendOp_v1(int)>& opOf) {
+    std::vector<weftResult_t> results(comms_.size(), weftInternalError);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size(); ++r) {
+      threads.emplace_back([&, r] {
+        weftBackendOp_v1 op = opOf(r);
+        results[r] = ops_->supports(comms_[r], &op) ? ops_->run(comms_[r], &op) : weftInvalidUsage;
+      });
+    }
+    for (auto& t : threads) t.join();
+    return results;
+  }
+
+ private:
+  void* ctx_ = nullptr;
+  const weftBackendOps_v1* ops_;
+  std::vector<void*> comms_;
+};
+
+float input(int rank, size_t i) { return static_cast<float>((rank * 7 + static_cast<int>(i % 13)) % 11) - 5.0f; }
+
+// Every collective, out of place, on a size that takes the inline, staged, sliced and direct paths.
+class NodeCollectives : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(NodeCollectives, MatchSequentialReference) {
+  const size_t count = GetParam();
+  NodeGroup g(3);
+  const int p = g.size();
+  std::vector<std::vector<float>> send(p, std::vector<float>(count * p)), recv(p, std::vector<float>(count * p));
+  for (int r = 0; r < p; ++r) {
+    for (size_t i = 0; i < count * p; ++i) send[r][i] = input(r, i);
+  }
+  auto reset = [&] {
+    for (auto& v : recv) std::fill(v.begin(), v.end(), -999.0f);
+  };
+  auto op = [&](weftCollType_t coll, int root = 0) {
+    return [&, coll, root](int r) {
+      return weftBackendOp_v1{coll, send[r].data(), recv[r].data(), count, weftFloat32, weftSum, root};
+    };
+  };
+  auto allOk = [](const std::vector<weftResult_t>& results) {
+    for (weftResult_t x : results) EXPECT_EQ(x, weftSuccess);
+  };
+
+  reset();
+  allOk(g.run(op(weftCollAllReduce)));
+  for (int r = 0; r < p; ++r) {
+    for (size_t i = 0; i < count; ++i) {
+      double want = 0;
+      for (int q = 0; q < p; ++q) want += input(q, i);
+      ASSERT_EQ(recv[r][i], static_cast<float>(want)) << "allreduce rank " << r << " index " << i;
+    }
+  }
+  reset();
+  allOk(g.run(op(weftCollAllGather)));
+  for (int r = 0; r < p; ++r) {
+    for (int q = 0; q < p; ++q) {
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[r][q * count + i], input(q, i)) << "allgather";
+    }
+  }
+  reset();
+  allOk(g.run(op(weftCollReduceScatter)));
+  for (int r = 0; r < p; ++r) {
+    for (size_t i = 0; i < count; ++i) {
+      double want = 0;
+      for (int q = 0; q < p; ++q) want += input(q, r * count + i);
+      ASSERT_EQ(recv[r][i], static_cast<float>(want)) << "reducescatter rank " << r;
+    }
+  }
+  reset();
+  allOk(g.run(op(weftCollAllToAll)));
+  for (int r = 0; r < p; ++r) {
+    for (int q = 0; q < p; ++q) {
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[r][q * count + i], input(q, r * count + i)) << "alltoall";
+    }
+  }
+  reset();
+  allOk(g.run(op(weftCollBroadcast, 1)));
+  for (int r = 0; r < p; ++r) {
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[r][i], input(1, i)) << "broadcast rank " << r;
+  }
+  reset();
+  allOk(g.run(op(weftCollReduce, 2)));
+  for (size_t i = 0; i < count; ++i) {
+    double want = 0;
+    for (int q = 0; q < p; ++q) want += input(q, i);
+    ASSERT_EQ(recv[2][i], static_cast<float>(want)) << "reduce";
+  }
+  EXPECT_EQ(recv[0][0], -999.0f) << "reduce wrote a non-root's output";
+}
+
+// 4 floats: inline; 1000: staged, every rank reduces; 20000: staged, sliced; 300000: direct (CMA).
+INSTANTIATE_TEST_SUITE_P(Paths, NodeCollectives, ::testing::Values(4, 1000, 20000, 300000));
+
+TEST(NodeBackend, MismatchedCollectivesFailOnEveryRank) {
+  NodeGroup g(2);
+  std::vector<float> a(64), b(128);
+  auto results = g.run([&](int r) {
+    return r == 0 ? weftBackendOp_v1{weftCollAllReduce, a.data(), a.data(), 16, weftFloat32, weftSum, 0}
+                  : weftBackendOp_v1{weftCollAllGather, b.data(), b.data(), 16, weftFloat32, weftSum, 0};
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r], weftInvalidUsage);
+    std::string why = g.ops()->lastError(g.comm(r));
+    EXPECT_NE(why.find("mismatched"), std::string::npos) << why;
+  }
+}
+
+TEST(NodeBackend, SilentPeerTimesOut) {
+  NodeGroup g(2, /*timeoutSeconds=*/1);
+  std::vector<float> a(16);
+  weftBackendOp_v1 op{weftCollAllReduce, a.data(), a.data(), 16, weftFloat32, weftSum, 0};
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(g.ops()->run(g.comm(0), &op), weftTimeout);  // rank 1 never calls
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(seconds, 0.9);
+  EXPECT_LT(seconds, 10.0);
+  std::string why = g.ops()->lastError(g.comm(0));
+  EXPECT_NE(why.find("rank(s) 1"), std::string::npos) << why;
+}
+
+TEST(NodeBackend, BadArguments) {
+  const weftBackendOps_v1* ops = plugin()->backend;
+  ASSERT_NE(ops, nullptr);
+  void* ctx = nullptr;
+  ASSERT_EQ(plugin()->init(&kHost, &ctx), weftSuccess);
+  unsigned char address[WEFT_BACKEND_ADDRESS_BYTES];
+  void* comm = nullptr;
+  weftBackendComm_v1 info{0, 2, 1.0, floatKernel};
+  EXPECT_EQ(ops->commPrepare(nullptr, &info, address, &comm), weftInvalidArgument);
+  EXPECT_EQ(ops->commPrepare(ctx, nullptr, address, &comm), weftInvalidArgument);
+  weftBackendComm_v1 noKernel{0, 2, 1.0, nullptr};
+  EXPECT_EQ(ops->commPrepare(ctx, &noKernel, address, &comm), weftInvalidArgument);
+  weftBackendComm_v1 badRank{2, 2, 1.0, floatKernel};
+  EXPECT_EQ(ops->commPrepare(ctx, &badRank, address, &comm), weftInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_EQ(ops->commConnect(nullptr, address), weftInvalidArgument);
+  EXPECT_EQ(ops->supports(nullptr, nullptr), 0);
+  EXPECT_EQ(ops->run(nullptr, nullptr), weftInvalidArgument);
+  EXPECT_NE(ops->lastError(nullptr), nullptr);
+  EXPECT_EQ(ops->commDestroy(nullptr), weftSuccess);
+  // An address from something else is refused at connect, not trusted.
+  ASSERT_EQ(ops->commPrepare(ctx, &info, address, &comm), weftSuccess);
+  std::vector<unsigned char> garbage(2 * WEFT_BACKEND_ADDRESS_BYTES, 0xab);
+  std::memcpy(garbage.data(), address, WEFT_BACKEND_ADDRESS_BYTES);
+  EXPECT_NE(ops->commConnect(comm, garbage.data()), weftSuccess);
+  EXPECT_NE(std::string(ops->lastError(comm)).find("rank 1"), std::string::npos);
+  ops->commDestroy(comm);
+  plugin()->finalize(ctx);
+}
+
+}  // namespace
