@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <new>
+#include <thread>
 
 #include "check.h"
 #include "stats.h"
@@ -34,6 +35,10 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
   for (int r = 0; r < rounds; ++r) {
     for (size_t turn = 0; turn < nsides; ++turn) {
       size_t s = (turn + static_cast<size_t>(r)) % nsides;
+      // Gloo's background thread keeps a core busy for a while after its last call (measured: Weft's rounds
+      // right after Gloo's took a 4 ms scheduler tick more, at 2 ranks on 2 cores); a short sleep lets the
+      // previous library's threads go idle before this one's turn.
+      if (nsides > 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
       // One untimed call first: a library whose threads slept during the other's turn pays for waking up
       // here, not in the timed calls (back-to-back calls, as in a real job, do not pay it).
       sides[s]();

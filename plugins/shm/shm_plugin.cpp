@@ -69,7 +69,7 @@ bool parseSwitch(const char* text, bool* out) {
 }
 
 // The node backend's staging areas: four per rank and communicator (in and out, two parities).
-constexpr size_t kDefaultStageBytes = 256 * 1024;
+constexpr size_t kDefaultStageBytes = 32 * 1024;
 constexpr size_t kMaxStageBytes = 64ull << 20;
 constexpr size_t kDefaultReduceAllBytes = 16 * 1024;
 

@@ -152,8 +152,9 @@ TEST_P(NodeCollectives, MatchSequentialReference) {
   EXPECT_EQ(recv[0][0], -999.0f) << "reduce wrote a non-root's output";
 }
 
-// 4 floats: inline; 1000: staged, every rank reduces; 20000: staged, sliced; 300000: direct (CMA).
-INSTANTIATE_TEST_SUITE_P(Paths, NodeCollectives, ::testing::Values(4, 1000, 20000, 300000));
+// With the default settings, 4 floats: inline; 1000: staged, every rank reduces; 6000: AllReduce staged and
+// sliced, the others direct; 300000: direct (CMA).
+INSTANTIATE_TEST_SUITE_P(Paths, NodeCollectives, ::testing::Values(4, 1000, 6000, 300000));
 
 TEST(NodeBackend, MismatchedCollectivesFailOnEveryRank) {
   NodeGroup g(2);
