@@ -53,6 +53,11 @@ void Connection::progressSend() {
 }
 
 void Connection::progressRecv() {
+  if (head_ != nullptr && drained_) {
+    pollfd p{socket_.fd(), POLLIN, 0};
+    if (poll(&p, 1, 0) == 0) return;
+    drained_ = false;
+  }
   while (head_ != nullptr) {
     Request* r = head_;
     // The header first (its length bounds what may be read); then the payload and the next header together.
@@ -76,7 +81,10 @@ void Connection::progressRecv() {
     if (got < 0) {
       int err = errno;
       if (err == EINTR) continue;
-      if (err == EAGAIN || err == EWOULDBLOCK) break;
+      if (err == EAGAIN || err == EWOULDBLOCK) {
+        drained_ = true;
+        break;
+      }
       fail(resultOfErrno(err), "receive failed: %s", std::strerror(err));
       return;
     }
