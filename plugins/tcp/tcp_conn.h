@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "tcp_context.h"
 #include "tcp_wire.h"
@@ -71,6 +72,14 @@ class Connection {
   // recvmsg takes the socket lock the arriving packets need (measured: 10 % of an 8-byte AllReduce in
   // lock contention); poll() looks without it.
   bool drained_ = false;
+  // Small messages are read with the header in one recvmsg into this buffer, then copied out: one system
+  // call per message instead of two. Bytes of later messages that came along wait here for their
+  // receives; a message is never written past its own receive's buffer.
+  std::vector<unsigned char> bounce_;
+  size_t bounceBegin_ = 0;
+  size_t bounceEnd_ = 0;
+  // Moves buffered bytes into r (header, then payload). False when r failed.
+  bool consumeBuffered(Request* r);
 };
 
 }  // namespace weft::tcp

@@ -15,6 +15,9 @@ namespace weft::tcp {
 namespace {
 // Iovecs of one sendmsg: header and payload of up to 32 queued messages.
 constexpr int kMaxIov = 64;
+// Receives of up to this many bytes read header and payload together through the bounce buffer.
+constexpr size_t kSmallReceive = 4096;
+constexpr size_t kBounceBytes = 16384;
 }  // namespace
 
 void Connection::progressSend() {
@@ -52,7 +55,29 @@ void Connection::progressSend() {
   socket_.want(head_ != nullptr ? POLLOUT : 0);
 }
 
+bool Connection::consumeBuffered(Request* r) {
+  size_t avail = bounceEnd_ - bounceBegin_;
+  const unsigned char* from = bounce_.data() + bounceBegin_;
+  size_t take;
+  if (r->headerDone < kHeaderBytes) {
+    take = std::min(avail, kHeaderBytes - r->headerDone);
+    std::memcpy(r->header + r->headerDone, from, take);
+    r->headerDone += take;
+    bounceBegin_ += take;
+    return r->headerDone < kHeaderBytes || headerArrived(r);
+  }
+  take = std::min(avail, r->length - r->payloadDone);
+  std::memcpy(r->data + r->payloadDone, from, take);
+  r->payloadDone += take;
+  bounceBegin_ += take;
+  if (r->payloadDone == r->length) complete(r);
+  return true;
+}
+
 void Connection::progressRecv() {
+  while (head_ != nullptr && bounceBegin_ < bounceEnd_) {
+    if (!consumeBuffered(head_)) return;
+  }
   if (head_ != nullptr && drained_) {
     pollfd p{socket_.fd(), POLLIN, 0};
     if (poll(&p, 1, 0) == 0) return;
@@ -60,6 +85,31 @@ void Connection::progressRecv() {
   }
   while (head_ != nullptr) {
     Request* r = head_;
+    if (r->headerDone == 0 && r->size <= kSmallReceive) {
+      // A small message: header, payload and whatever follows, in one call.
+      if (bounce_.empty()) bounce_.resize(kBounceBytes);
+      ssize_t got = recv(socket_.fd(), bounce_.data(), bounce_.size(), MSG_DONTWAIT);
+      if (got == 0) {
+        fail(weftRemoteError, "connection closed by the peer");
+        return;
+      }
+      if (got < 0) {
+        int err = errno;
+        if (err == EINTR) continue;
+        if (err == EAGAIN || err == EWOULDBLOCK) {
+          drained_ = true;
+          break;
+        }
+        fail(resultOfErrno(err), "receive failed: %s", std::strerror(err));
+        return;
+      }
+      bounceBegin_ = 0;
+      bounceEnd_ = static_cast<size_t>(got);
+      while (head_ != nullptr && bounceBegin_ < bounceEnd_) {
+        if (!consumeBuffered(head_)) return;
+      }
+      continue;
+    }
     // The header first (its length bounds what may be read); then the payload and the next header together.
     iovec iov[2];
     int n = 0;
