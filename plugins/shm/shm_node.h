@@ -84,7 +84,8 @@ class NodeComm {
   // For the collectives (shm_node_colls.cpp): --------------------------------------------------------
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
-  size_t stageBytes() const { return stageBytes_; }
+  // The largest input (per rank) a collective stages; larger ones go direct by CMA.
+  size_t stageLimit(weftCollType_t coll) const;
   size_t reduceAllBytes() const { return reduceAllBytes_; }
   // Staging areas of rank r for the current collective.
   unsigned char* stageIn(int r) const;

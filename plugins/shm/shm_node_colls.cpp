@@ -67,7 +67,7 @@ class Runner {
 
   void allReduce() {
     NodeDescriptor d = describe(op_);
-    if (bytes_ <= c_.stageBytes()) {
+    if (bytes_ <= c_.stageLimit(op_.coll)) {
       bool oneStep = bytes_ <= c_.reduceAllBytes();
       useInline(oneStep ? bytes_ : kNoInline);
       std::memcpy(myInput(), send_, bytes_);
@@ -104,7 +104,7 @@ class Runner {
   void reduceScatter() {
     NodeDescriptor d = describe(op_);
     size_t mine = static_cast<size_t>(me_) * bytes_;
-    if (bytes_ * static_cast<size_t>(p_) <= c_.stageBytes()) {
+    if (bytes_ * static_cast<size_t>(p_) <= c_.stageLimit(op_.coll)) {
       useInline(bytes_ * static_cast<size_t>(p_));
       std::memcpy(myInput(), send_, bytes_ * static_cast<size_t>(p_));
       c_.publish(&d);
@@ -124,7 +124,7 @@ class Runner {
 
   void allGather() {
     NodeDescriptor d = describe(op_);
-    bool staged = bytes_ <= c_.stageBytes();
+    bool staged = bytes_ <= c_.stageLimit(op_.coll);
     useInline(bytes_);
     if (staged) std::memcpy(myInput(), send_, bytes_);
     c_.publish(&d);
@@ -146,7 +146,7 @@ class Runner {
     NodeDescriptor d = describe(op_);
     size_t total = bytes_ * static_cast<size_t>(p_);
     size_t mine = static_cast<size_t>(me_) * bytes_;
-    bool staged = total <= c_.stageBytes();
+    bool staged = total <= c_.stageLimit(op_.coll);
     const unsigned char* source = send_;
     std::vector<unsigned char> copy;
     if (staged) {
@@ -177,7 +177,7 @@ class Runner {
   void broadcast() {
     NodeDescriptor d = describe(op_);
     int root = op_.root;
-    bool staged = bytes_ <= c_.stageBytes();
+    bool staged = bytes_ <= c_.stageLimit(op_.coll);
     useInline(bytes_);
     if (staged && me_ == root) std::memcpy(myInput(), send_, bytes_);
     c_.publish(&d);
@@ -199,7 +199,7 @@ class Runner {
   void reduce() {
     NodeDescriptor d = describe(op_);
     int root = op_.root;
-    if (bytes_ <= c_.stageBytes()) {
+    if (bytes_ <= c_.stageLimit(op_.coll)) {
       useInline(bytes_);
       std::memcpy(myInput(), send_, bytes_);
       c_.publish(&d);
