@@ -88,7 +88,7 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
       stageBytes_(ctx->settings().stageBytes),
       reduceAllBytes_(ctx->settings().reduceAllBytes),
       cma_(ctx->cmaEnabled()),
-      segmentBytes_(kControlBytes + 4 * stageBytes_),
+      segmentBytes_(kControlBytes + 2 * kSlots * stageBytes_),
       peers_(static_cast<size_t>(info.nranks)) {
   std::string error;
   ownFd_ = createSegment("weft-shm-node", segmentBytes_, &own_, &error);
@@ -249,25 +249,27 @@ weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
 
 unsigned char* NodeComm::stageIn(int r) const {
   auto* base = reinterpret_cast<unsigned char*>(peers_[r].control);
-  return base + kControlBytes + (collective_ & 1) * 2 * stageBytes_;
+  return base + kControlBytes + (collective_ % kSlots) * 2 * stageBytes_;
 }
 
 unsigned char* NodeComm::stageOut(int r) const { return stageIn(r) + stageBytes_; }
 
 void NodeComm::begin() {
-  // Rooted collectives let some ranks go on without waiting. Before a new collective touches its staging
-  // area, every peer must have begun the previous one, so it is done with the one before, which used the
-  // same area; this also keeps every peer within one step of us. Usually true already: one load per peer.
-  if (firstStep_ > 0) wait([&] { return allReached(firstStep_); });
+  // Before collective n touches its staging slot, every peer must be done with collective n - kSlots,
+  // which used it: it is once it has begun n - kSlots + 1 (see shm_node.h). Usually true already.
+  if (collective_ + 1 < kSlots) return;
+  uint64_t target = firstSteps_[(collective_ + 1) % kSlots];
+  if (target > 0) wait([&] { return allReached(target); });
 }
 
 void NodeComm::publish(const NodeDescriptor* descriptor) {
   ++step_;
-  StepLine& line = mine()->lines[step_ & 1];
+  StepLine& line = mine()->lines[step_ % kStepLines];
   if (descriptor != nullptr) {
     line.descriptor = *descriptor;
     line.descriptor.collective = collective_;
     firstStep_ = step_;
+    firstSteps_[collective_ % kSlots] = step_;
     firstWait_ = true;
   }
   // A sequentially consistent exchange: the release that publishes the step and, at once, the fence that
@@ -279,7 +281,7 @@ void NodeComm::publish(const NodeDescriptor* descriptor) {
 }
 
 bool NodeComm::stepReached(int peer, uint64_t step) const {
-  return peers_[peer].control->lines[step & 1].step.load(std::memory_order_acquire) >= step;
+  return peers_[peer].control->lines[step % kStepLines].step.load(std::memory_order_acquire) >= step;
 }
 
 bool NodeComm::allReached(uint64_t step) const {
@@ -290,12 +292,12 @@ bool NodeComm::allReached(uint64_t step) const {
 }
 
 const NodeDescriptor& NodeComm::peerDescriptor(int peer) const {
-  return peers_[peer].control->lines[firstStep_ & 1].descriptor;
+  return peers_[peer].control->lines[firstStep_ % kStepLines].descriptor;
 }
 
 void NodeComm::checkDescriptor(int peer) const {
   const NodeDescriptor& theirs = peerDescriptor(peer);
-  const NodeDescriptor& ours = mine()->lines[firstStep_ & 1].descriptor;
+  const NodeDescriptor& ours = mine()->lines[firstStep_ % kStepLines].descriptor;
   if (theirs.coll == ours.coll && theirs.count == ours.count && theirs.datatype == ours.datatype &&
       theirs.op == ours.op && theirs.root == ours.root && theirs.collective == ours.collective) {
     return;

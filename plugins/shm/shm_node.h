@@ -6,12 +6,14 @@
 // writes its segment, peers only read it, except for the doorbell. A segment holds:
 // - a doorbell (futex word) that peers ring after each step, so that a rank can sleep while it waits;
 // - a step counter: every rank counts the steps of every collective alike, so "rank q has reached step s"
-//   is one load. Step s is stored in cache line s & 1, with the collective's descriptor (collective, count,
-//   type, op, root, buffer addresses) when s is its first step: a peer is never more than one step ahead
-//   of us, so the line we read is not overwritten under us;
-// - two staging areas (in, out) per parity of the collective number, for sizes that fit: the last rank to
-//   read a collective's staging area has finished before the first step of the next collective, so the
-//   area of collective n is free again at collective n + 2.
+//   is one load. Step s is stored in line s % kStepLines, with the collective's descriptor (collective,
+//   count, type, op, root, buffer addresses) when s is its first step;
+// - staging areas (in, out) for kSlots collectives in a row (collective n uses slot n % kSlots), for sizes
+//   that fit. Before collective n a rank waits until every peer has begun collective n - kSlots + 1, so it
+//   is done with n - kSlots and its slot is free. Ranks that need not wait (the root of a Broadcast, the
+//   others of a Reduce) thus run up to kSlots - 1 collectives ahead, as eager messages let them in MPI,
+//   and no peer is ever more than 2 kSlots steps away: fewer than kStepLines, so no line is overwritten
+//   while someone may still read it.
 // Large collectives read (process_vm_readv) and write (process_vm_writev) the peers' own buffers: one copy,
 // no staging; they end with a step that says "I no longer touch your buffers".
 #ifndef WEFT_PLUGINS_SHM_NODE_H
@@ -45,11 +47,13 @@ struct NodeDescriptor {
   uint64_t collective;  // the collective's number on this communicator
 };
 
-// Step s is published in line s & 1, with the descriptor when s is a collective's first step: a waiter
-// gets both with one cache-line transfer.
+// Step s is published in line s % kStepLines, with the descriptor when s is a collective's first step: a
+// waiter gets both with one cache-line transfer.
 // Collectives whose whole input fits kInlineBytes carry it in the line after: the adjacent-line
 // prefetcher brings it with the step.
 inline constexpr size_t kInlineBytes = 64;
+inline constexpr uint64_t kSlots = 8;       // collectives in flight (staging slots)
+inline constexpr uint64_t kStepLines = 32;  // > the most steps kSlots collectives take (2 each)
 struct alignas(2 * kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;
@@ -59,7 +63,7 @@ static_assert(sizeof(StepLine) == 2 * kCacheLine);
 
 struct NodeControl {
   DoorbellPage doorbell;  // its own page: the futex word and the sleeper count
-  alignas(kCacheLine) StepLine lines[2];
+  alignas(kCacheLine) StepLine lines[kStepLines];
   alignas(kCacheLine) uint64_t cookie;  // random: proves a mapping is the segment the address named
 };
 
@@ -92,8 +96,10 @@ class NodeComm {
   unsigned char* stageOut(int r) const;
   // The inline payload (kInlineBytes) of the step about to be published, and a peer's for the current
   // collective's first step. Only for collectives of one step (see begin()).
-  unsigned char* nextInline() const { return mine()->lines[(step_ + 1) & 1].payload; }
-  const unsigned char* peerInline(int r) const { return peers_[r].control->lines[firstStep_ & 1].payload; }
+  unsigned char* nextInline() const { return mine()->lines[(step_ + 1) % kStepLines].payload; }
+  const unsigned char* peerInline(int r) const {
+    return peers_[r].control->lines[firstStep_ % kStepLines].payload;
+  }
   // Publishes the next step; the first step of a collective also publishes its descriptor.
   void publish(const NodeDescriptor* descriptor = nullptr);
   // Waits until every peer (or one) has published the step we published last. The first wait of a
@@ -142,11 +148,12 @@ class NodeComm {
   int ownFd_ = -1;  // kept open until every peer has opened it (the first run), then closed
   Mapping own_;
   std::vector<Peer> peers_;
-  uint64_t step_ = 0;        // the last step we published
-  uint64_t collective_ = 0;  // collectives run so far
-  bool firstWait_ = false;   // the next wait is the first of a collective: check descriptors
-  uint64_t firstStep_ = 0;   // the step that published the current collective's descriptor
-  bool spin_ = false;  // at most one rank per CPU: waiting may spin before it yields
+  uint64_t step_ = 0;                 // the last step we published
+  uint64_t collective_ = 0;           // collectives run so far
+  bool firstWait_ = false;            // the next wait is the first of a collective: check descriptors
+  uint64_t firstStep_ = 0;            // the step that published the current collective's descriptor
+  uint64_t firstSteps_[kSlots] = {};  // the first step of collective n, at n % kSlots
+  bool spin_ = false;                 // at most one rank per CPU: waiting may spin before it yields
   std::vector<unsigned char> scratch_;
   std::string error_;
   const weftBackendOp_v1* current_ = nullptr;  // for messages
