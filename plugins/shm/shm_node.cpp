@@ -354,14 +354,11 @@ void NodeComm::wait(Ready ready) {
       sleep.sleep(kSleepSliceUs);
     }
     if (ready()) return;
-    // Every exited peer we wait for is named: the first to die may not be the first found.
-    std::string exited;
+    bool waitedForExited = false;
     for (int r = 0; r < nranks_; ++r) {
-      if (r == rank_ || stepReached(r, step_) || !processExited(peers_[r].pidfd)) continue;
-      exited += exited.empty() ? "rank " : ", rank ";
-      exited += std::to_string(r) + " (pid " + std::to_string(peers_[r].pid) + ")";
+      if (r != rank_ && !stepReached(r, step_) && processExited(peers_[r].pidfd)) waitedForExited = true;
     }
-    if (!exited.empty()) failPeer(weftRemoteError, exited + " exited");
+    if (waitedForExited) failPeer(weftRemoteError, exitedPeers() + " exited");
     if (Clock::now() >= deadline) {
       std::string missing;
       for (int r = 0; r < nranks_; ++r) {
@@ -381,10 +378,24 @@ void NodeComm::failPeer(weftResult_t code, const std::string& message) const {
       code, what + " #" + std::to_string(collective_) + " on rank " + std::to_string(rank_) + ": " + message};
 }
 
+std::string NodeComm::exitedPeers() const {
+  // Every peer that has exited is named: the first to die may have done its part of this step already,
+  // and the one found gone may be a survivor that gave up.
+  std::string exited;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_ || !processExited(peers_[r].pidfd)) continue;
+    exited += exited.empty() ? "rank " : ", rank ";
+    exited += std::to_string(r) + " (pid " + std::to_string(peers_[r].pid) + ")";
+  }
+  return exited;
+}
+
 void NodeComm::cmaFailed(int peer, const char* call, int err) const {
   if (err == ESRCH || processExited(peers_[peer].pidfd)) {
-    failPeer(weftRemoteError,
-             "rank " + std::to_string(peer) + " (pid " + std::to_string(peers_[peer].pid) + ") exited");
+    std::string exited = exitedPeers();
+    if (exited.empty())
+      exited = "rank " + std::to_string(peer) + " (pid " + std::to_string(peers_[peer].pid) + ")";
+    failPeer(weftRemoteError, exited + " exited");
   }
   failPeer(weftSystemError, std::string("process_vm_") + call + " with rank " + std::to_string(peer) +
                                 " failed: " + errnoText(err));

@@ -135,6 +135,8 @@ class NodeComm {
   void wait(Ready ready);
   [[noreturn]] void failPeer(weftResult_t code, const std::string& message) const;
   [[noreturn]] void cmaFailed(int peer, const char* call, int err) const;
+  // "rank 1 (pid 123), rank 2 (pid 124)": every peer whose process has exited.
+  std::string exitedPeers() const;
 
   Context* ctx_;
   int rank_;
