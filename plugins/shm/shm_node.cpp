@@ -80,8 +80,7 @@ const char* nodeCollName(weftCollType_t coll) {
 }
 
 NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
-    : ctx_(ctx),
-      rank_(info.rank),
+    : rank_(info.rank),
       nranks_(info.nranks),
       timeoutSeconds_(info.timeoutSeconds),
       reduceKernel_(info.reduce),

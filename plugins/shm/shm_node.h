@@ -81,7 +81,7 @@ class NodeComm {
   bool connect(const unsigned char* addresses);
 
   bool supports(const weftBackendOp_v1& op) const;
-  // Runs one collective. Returns false with lastError() set.
+  // Runs one collective. On failure returns its code, with lastError() saying why.
   weftResult_t run(const weftBackendOp_v1& op);
   const char* lastError() const { return error_.c_str(); }
 
@@ -124,7 +124,7 @@ class NodeComm {
   };
 
   NodeControl* mine() const { return static_cast<NodeControl*>(own_.data()); }
-  // Whether peer has published `step` (valid while the peer is within two steps of it).
+  // Whether peer has published `step` (valid while the peer is fewer than kStepLines steps from it).
   bool stepReached(int peer, uint64_t step) const;
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();
@@ -138,7 +138,6 @@ class NodeComm {
   // "rank 1 (pid 123), rank 2 (pid 124)": every peer whose process has exited.
   std::string exitedPeers() const;
 
-  Context* ctx_;
   int rank_;
   int nranks_;
   double timeoutSeconds_;
