@@ -12,6 +12,7 @@ struct weftComm;
 
 namespace weft {
 
+// The order is relied on by collTypeOf() (run_collective.cpp).
 enum class OpKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllToAll, Send, Recv, Barrier };
 
 struct Op {

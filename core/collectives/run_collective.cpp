@@ -29,23 +29,12 @@ Collective collectiveOf(OpKind kind) {
   }
 }
 
+// OpKind lists the operations in the order of this table.
 weftCollType_t collTypeOf(OpKind kind) {
-  switch (kind) {
-    case OpKind::AllReduce:
-      return weftCollAllReduce;
-    case OpKind::Broadcast:
-      return weftCollBroadcast;
-    case OpKind::Reduce:
-      return weftCollReduce;
-    case OpKind::AllGather:
-      return weftCollAllGather;
-    case OpKind::ReduceScatter:
-      return weftCollReduceScatter;
-    case OpKind::AllToAll:
-      return weftCollAllToAll;
-    default:
-      return weftCollBarrier;
-  }
+  constexpr weftCollType_t kTypes[] = {weftCollAllReduce, weftCollBroadcast,     weftCollReduce,
+                                       weftCollAllGather, weftCollReduceScatter, weftCollAllToAll,
+                                       weftCollSend,      weftCollRecv,          weftCollBarrier};
+  return kTypes[static_cast<size_t>(kind)];
 }
 
 using AlgorithmFunction = void (*)(const CollArgs&, Channel&);

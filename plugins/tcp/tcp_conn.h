@@ -80,6 +80,8 @@ class Connection {
   size_t bounceEnd_ = 0;
   // Moves buffered bytes into r (header, then payload). False when r failed.
   bool consumeBuffered(Request* r);
+  // Hands buffered bytes to the posted receives, oldest first. False when one failed.
+  bool drainBounce();
 };
 
 }  // namespace weft::tcp

@@ -74,10 +74,15 @@ bool Connection::consumeBuffered(Request* r) {
   return true;
 }
 
-void Connection::progressRecv() {
+bool Connection::drainBounce() {
   while (head_ != nullptr && bounceBegin_ < bounceEnd_) {
-    if (!consumeBuffered(head_)) return;
+    if (!consumeBuffered(head_)) return false;
   }
+  return true;
+}
+
+void Connection::progressRecv() {
+  if (!drainBounce()) return;
   if (head_ != nullptr && drained_) {
     pollfd p{socket_.fd(), POLLIN, 0};
     if (poll(&p, 1, 0) == 0) return;
@@ -85,35 +90,15 @@ void Connection::progressRecv() {
   }
   while (head_ != nullptr) {
     Request* r = head_;
-    if (r->headerDone == 0 && r->size <= kSmallReceive) {
-      // A small message: header, payload and whatever follows, in one call.
-      if (bounce_.empty()) bounce_.resize(kBounceBytes);
-      ssize_t got = recv(socket_.fd(), bounce_.data(), bounce_.size(), MSG_DONTWAIT);
-      if (got == 0) {
-        fail(weftRemoteError, "connection closed by the peer");
-        return;
-      }
-      if (got < 0) {
-        int err = errno;
-        if (err == EINTR) continue;
-        if (err == EAGAIN || err == EWOULDBLOCK) {
-          drained_ = true;
-          break;
-        }
-        fail(resultOfErrno(err), "receive failed: %s", std::strerror(err));
-        return;
-      }
-      bounceBegin_ = 0;
-      bounceEnd_ = static_cast<size_t>(got);
-      while (head_ != nullptr && bounceBegin_ < bounceEnd_) {
-        if (!consumeBuffered(head_)) return;
-      }
-      continue;
-    }
-    // The header first (its length bounds what may be read); then the payload and the next header together.
+    // A small message is read with whatever follows into the bounce buffer (one call). Otherwise the header
+    // first (its length bounds what may be read), then the payload and the next header together.
+    bool small = r->headerDone == 0 && r->size <= kSmallReceive;
     iovec iov[2];
     int n = 0;
-    if (r->headerDone < kHeaderBytes) {
+    if (small) {
+      if (bounce_.empty()) bounce_.resize(kBounceBytes);
+      iov[n++] = {bounce_.data(), bounce_.size()};
+    } else if (r->headerDone < kHeaderBytes) {
       iov[n++] = {r->header + r->headerDone, kHeaderBytes - r->headerDone};
     } else {
       iov[n++] = {r->data + r->payloadDone, r->length - r->payloadDone};
@@ -137,6 +122,12 @@ void Connection::progressRecv() {
       }
       fail(resultOfErrno(err), "receive failed: %s", std::strerror(err));
       return;
+    }
+    if (small) {
+      bounceBegin_ = 0;
+      bounceEnd_ = static_cast<size_t>(got);
+      if (!drainBounce()) return;
+      continue;
     }
     size_t left = static_cast<size_t>(got);
     if (r->headerDone < kHeaderBytes) {
