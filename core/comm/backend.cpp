@@ -24,10 +24,9 @@ struct SetupRecord {
 
 // The first loaded plugin that offers backend calls, or null.
 const LoadedPlugin* backendPlugin() {
-  for (const LoadedPlugin& p : loadedTransports()) {
-    if (p.plugin->backend != nullptr) return &p;
-  }
-  return nullptr;
+  const auto& plugins = loadedTransports();
+  auto it = std::find_if(plugins.begin(), plugins.end(), [](const LoadedPlugin& p) { return p.plugin->backend; });
+  return it != plugins.end() ? &*it : nullptr;
 }
 
 bool allOnOneHost(const weftComm& comm) {

@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
 constexpr uint32_t kAddressVersion = 1;
-constexpr size_t kControlBytes = 3 * 4096;  // rounded up from sizeof(NodeControl)
+constexpr size_t kControlBytes = size_t{3} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
 // What a rank tells the others in its backend address.
@@ -44,7 +44,7 @@ static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
 // core of the rank it waits for (measured at 4 ranks on 2 cores: a 2 us spin made an 8-byte AllReduce
 // 1.8x slower than none). So spin only when every rank has a core, then yield, then sleep on the doorbell.
 constexpr auto kSpin = std::chrono::microseconds(50);
-constexpr size_t kMoveStageBytes = 8 * 1024;
+constexpr size_t kMoveStageBytes = size_t{8} * 1024;
 constexpr auto kYield = std::chrono::microseconds(200);
 constexpr int kSleepSliceUs = 10000;  // between looks at the peers' pidfds and the deadline
 
@@ -104,7 +104,7 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
 
 NodeComm::~NodeComm() {
   closeFd(ownFd_);
-  for (Peer& p : peers_) closeFd(p.pidfd);
+  for (const Peer& p : peers_) closeFd(p.pidfd);
 }
 
 void NodeComm::address(void* out) const {

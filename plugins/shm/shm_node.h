@@ -63,7 +63,7 @@ static_assert(sizeof(StepLine) == 2 * kCacheLine);
 
 struct NodeControl {
   DoorbellPage doorbell;  // its own page: the futex word and the sleeper count
-  alignas(kCacheLine) StepLine lines[kStepLines];
+  StepLine lines[kStepLines];  // each 128-byte aligned (StepLine)
   alignas(kCacheLine) uint64_t cookie;  // random: proves a mapping is the segment the address named
 };
 

@@ -24,7 +24,7 @@ namespace weft::shm {
 namespace {
 
 // Peers' data is read in pieces of this size: small enough to stay in L2 while it is reduced.
-constexpr size_t kChunkBytes = 256 * 1024;
+constexpr size_t kChunkBytes = size_t{256} * 1024;
 
 struct Range {
   size_t begin;  // bytes

@@ -69,9 +69,9 @@ bool parseSwitch(const char* text, bool* out) {
 }
 
 // The node backend's staging areas: four per rank and communicator (in and out, two parities).
-constexpr size_t kDefaultStageBytes = 32 * 1024;
+constexpr size_t kDefaultStageBytes = size_t{32} * 1024;
 constexpr size_t kMaxStageBytes = 64ull << 20;
-constexpr size_t kDefaultReduceAllBytes = 16 * 1024;
+constexpr size_t kDefaultReduceAllBytes = size_t{16} * 1024;
 
 weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
   auto config = [&](const char* name) -> const char* {
