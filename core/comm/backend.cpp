@@ -6,7 +6,6 @@
 
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
-#include "core/common/config.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
 #include "core/plugins/registry.h"
@@ -64,7 +63,7 @@ std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
   weftBackendComm_v1 info{};
   info.rank = comm.rank;
   info.nranks = comm.nranks;
-  info.timeoutSeconds = static_cast<double>(config::getInt("WEFT_TIMEOUT", 600));
+  info.timeoutSeconds = static_cast<double>(comm.timeout.count());
   info.reduce = reduceKernel;
 
   SetupRecord mine{};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -24,7 +25,8 @@ struct weftComm {
   std::string hostId;
   std::vector<weft::PeerInfo> peers;
   std::unique_ptr<weft::Connections> connections;
-  weft::Tuner tuner;  // from WEFT_ALGO when the communicator was made
+  weft::Tuner tuner;                  // from WEFT_ALGO when the communicator was made
+  std::chrono::seconds timeout{600};  // WEFT_TIMEOUT when the communicator was made
 
   // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).
   bool backendTried = false;

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <thread>
 
-#include "core/common/config.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
 
@@ -18,7 +17,7 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string operation)
       operation_(std::move(operation)),
       unstarted_(static_cast<size_t>(comm.nranks) * 2, 0),
       blocked_(static_cast<size_t>(comm.nranks) * 2, 0),
-      timeout_(config::getInt("WEFT_TIMEOUT", 600)) {
+      timeout_(comm.timeout) {
   if (channel_ == kCollectiveChannel) {
     collectiveTag_ = comm_.collectiveCount++;
     operation_ += " #" + std::to_string(collectiveTag_);
@@ -100,7 +99,8 @@ bool CommChannel::finish(Transfer& t) {
   if (!done) return false;
   t.request = nullptr;
   t.done = true;
-  log::trace("{}: {} rank {} done, {} bytes, tag {}", operation_, t.isRecv ? "recv from" : "send to", t.peer, size, t.tag);
+  log::trace("{}: {} rank {} done, {} bytes, tag {}", operation_, t.isRecv ? "recv from" : "send to", t.peer, size,
+             t.tag);
   if (t.isRecv && size != t.bytes) {
     fail(weftInvalidUsage, "{}: rank {} sent {} bytes where rank {} expected {} (mismatched calls across ranks?)",
          operation_, t.peer, size, comm_.rank, t.bytes);
@@ -142,7 +142,8 @@ void CommChannel::waitAll(std::span<Request> requests) {
   auto deadline = std::chrono::steady_clock::now() + timeout_;
   int idleRounds = 0;
   while (!allDone()) {
-    if (comm_.aborted.load(std::memory_order_relaxed)) fail(weftInvalidUsage, "{}: communicator aborted", operation_);
+    if (comm_.aborted.load(std::memory_order_relaxed))
+      fail(weftInvalidUsage, "{}: communicator aborted", operation_);
     const Transfer* stalled = nullptr;
     if (progress(stalled)) {
       idleRounds = 0;

@@ -11,6 +11,7 @@
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
 #include "core/comm/ordering.h"
+#include "core/common/config.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
 #include "core/plugins/registry.h"
@@ -27,6 +28,7 @@ std::unique_ptr<weftComm> prepare(uint64_t token, int rank, int nranks) {
   comm->nranks = nranks;
   comm->token = token;
   comm->tuner = tuner;
+  comm->timeout = std::chrono::seconds(config::getInt("WEFT_TIMEOUT", 600));  // read once: not per call
   comm->hostId = hostIdentity();
   comm->connections = std::make_unique<Connections>(token, loadedTransports());
   return comm;
