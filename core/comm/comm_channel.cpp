@@ -10,6 +10,10 @@
 #include "core/common/log.h"
 
 namespace weft {
+namespace {
+// Passes over the transfers before a waiting rank starts giving its core away.
+constexpr int kSpinRounds = 64;
+}  // namespace
 
 CommChannel::CommChannel(weftComm& comm, int channel, std::string operation)
     : comm_(comm),
@@ -139,7 +143,10 @@ void CommChannel::waitAll(std::span<Request> requests) {
       return r.handle == nullptr || static_cast<const Transfer*>(r.handle)->done;
     });
   };
-  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  // The limit is on silence, not on size: the clock starts when nothing has moved for the spinning phase
+  // (a clock read per pass would cost more than a small message).
+  std::chrono::steady_clock::time_point deadline{};
+  bool clockRunning = false;
   int idleRounds = 0;
   while (!allDone()) {
     if (comm_.aborted.load(std::memory_order_relaxed))
@@ -147,7 +154,7 @@ void CommChannel::waitAll(std::span<Request> requests) {
     const Transfer* stalled = nullptr;
     if (progress(stalled)) {
       idleRounds = 0;
-      deadline = std::chrono::steady_clock::now() + timeout_;  // the limit is on silence, not on size
+      clockRunning = false;
       continue;
     }
     if (stalled == nullptr) break;
@@ -158,7 +165,12 @@ void CommChannel::waitAll(std::span<Request> requests) {
            "inside weftGroupStart/End",
            operation_, comm_.rank);
     }
-    if (std::chrono::steady_clock::now() > deadline) timedOut(requests);
+    if (idleRounds >= kSpinRounds) {
+      auto now = std::chrono::steady_clock::now();
+      if (!clockRunning) deadline = now + timeout_;
+      clockRunning = true;
+      if (now > deadline) timedOut(requests);
+    }
     backOff(++idleRounds, *stalled);
   }
   for (Request& request : requests) request.handle = nullptr;
@@ -167,7 +179,7 @@ void CommChannel::waitAll(std::span<Request> requests) {
 void CommChannel::backOff(int idleRounds, const Transfer& stalled) {
   // Spin briefly (a reply is often microseconds away), then yield, then sleep in the transport until a
   // socket is ready, so a waiting rank does not steal the core of the rank it waits for.
-  if (idleRounds < 64) return;
+  if (idleRounds < kSpinRounds) return;
   if (idleRounds < 256) {
     sched_yield();
     return;
