@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""A peer that stays alive but stops calling: rank 0's collective must end with weftTimeout after
+WEFT_TIMEOUT seconds, naming the silent rank (see silent_peer_rank.c).
+
+Usage: run_silent_peer.py RANK_PROGRAM [extra environment NAME=VALUE ...]
+"""
+import os
+import socket
+import subprocess
+import sys
+
+TIMEOUT_S = 2
+
+
+def main():
+    program = sys.argv[1]
+    extra = dict(kv.split("=", 1) for kv in sys.argv[2:])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for rank in range(2):
+        env = dict(os.environ, WEFT_RANK=str(rank), WEFT_SIZE="2", WEFT_ROOT=f"127.0.0.1:{port}",
+                   WEFT_TIMEOUT=str(TIMEOUT_S), **extra)
+        procs.append(subprocess.Popen([program], env=env, stdout=subprocess.PIPE, text=True))
+    outputs = []
+    for p in procs:
+        try:
+            out, _ = p.communicate(timeout=TIMEOUT_S + 30)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            sys.exit("FAIL: a rank is still blocked 30 s after WEFT_TIMEOUT")
+        outputs.append(out.strip())
+    print(f"rank 0: exit {procs[0].returncode}: {outputs[0]}")
+    if procs[0].returncode != 0 or procs[1].returncode != 0:
+        sys.exit(f"FAIL: exit codes {procs[0].returncode}, {procs[1].returncode}")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
