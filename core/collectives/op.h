@@ -1,6 +1,7 @@
 // One operation as issued through the C ABI, checked and ready to run.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,6 @@ void runCollective(const Op& op);
 struct Batch {
   std::vector<Op> ops;
 };
-void runBatch(const Batch& batch, const std::vector<Ticket>& tickets);
+void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets);
 
 }  // namespace weft

@@ -13,16 +13,16 @@ namespace {
 
 // Releases the turns however the batch ends, so later operations never wait forever on a failed one.
 struct TurnGuard {
-  const std::vector<Ticket>& tickets;
+  std::span<const Ticket> tickets;
   ~TurnGuard() { finishTurns(tickets); }
 };
 
-void runOps(const Batch& batch) {
+void runOps(std::span<const Op> ops) {
   // Send/Recv start first and finish last: their partners may sit anywhere in the peer's group, and
   // collectives use a channel of their own, so nothing here waits on a message queued behind it.
   std::map<weftComm*, std::unique_ptr<CommChannel>> pointToPoint;
   std::map<weftComm*, std::vector<Request>> pending;
-  for (const Op& op : batch.ops) {
+  for (const Op& op : ops) {
     if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
     auto& channel = pointToPoint[op.comm];
     if (!channel) channel = std::make_unique<CommChannel>(*op.comm, kPointToPointChannel, "weftSend/weftRecv");
@@ -30,7 +30,7 @@ void runOps(const Batch& batch) {
     pending[op.comm].push_back(op.kind == OpKind::Send ? channel->isend(op.args.root, op.args.sendbuff, bytes)
                                                        : channel->irecv(op.args.root, op.args.recvbuff, bytes));
   }
-  for (const Op& op : batch.ops) {
+  for (const Op& op : ops) {
     if (op.kind != OpKind::Send && op.kind != OpKind::Recv) runCollective(op);
   }
   for (auto& [comm, requests] : pending) pointToPoint[comm]->waitAll(requests);
@@ -38,12 +38,12 @@ void runOps(const Batch& batch) {
 
 }  // namespace
 
-void runBatch(const Batch& batch, const std::vector<Ticket>& tickets) {
+void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets) {
   TurnGuard guard{tickets};
   waitTurns(tickets);
   try {
     for (const Ticket& t : tickets) t.comm->throwIfFailed();
-    runOps(batch);
+    runOps(ops);
   } catch (const Error& e) {
     // The communicators' connections may now hold half-finished messages: none can be trusted again.
     for (const Ticket& t : tickets) t.comm->setError(e.code(), e.what());

@@ -25,9 +25,9 @@ void issue(Batch batch, weftStream* stream) {
   for (const Op& op : batch.ops) comms.push_back(op.comm);
   std::vector<Ticket> tickets = issueTickets(comms);
   if (stream == nullptr) {
-    runBatch(batch, tickets);
+    runBatch(batch.ops, tickets);
   } else {
-    stream->enqueue([batch = std::move(batch), tickets = std::move(tickets)] { runBatch(batch, tickets); });
+    stream->enqueue([batch = std::move(batch), tickets = std::move(tickets)] { runBatch(batch.ops, tickets); });
   }
 }
 
@@ -37,6 +37,10 @@ void submit(const Op& op, weftStream* stream) {
   if (group.depth > 0) {
     group.held.push_back({op, stream});
     return;
+  }
+  if (stream == nullptr) {  // the common case, without a vector in sight: small calls pay no allocation
+    Ticket ticket = issueTicket(op.comm);
+    return runBatch({&op, 1}, {&ticket, 1});
   }
   issue(Batch{{op}}, stream);
 }

@@ -23,8 +23,10 @@ void sleepUntil(weftComm* comm, Ready ready) {
 
 }  // namespace
 
+Ticket issueTicket(weftComm* comm) { return {comm, comm->issued.fetch_add(1)}; }
+
 std::vector<Ticket> issueTickets(const std::vector<weftComm*>& comms) {
-  if (comms.size() == 1) return {{comms.front(), comms.front()->issued.fetch_add(1)}};
+  if (comms.size() == 1) return {issueTicket(comms.front())};
   static std::mutex issueMutex;
   std::lock_guard global(issueMutex);
   std::vector<Ticket> tickets;
@@ -35,13 +37,13 @@ std::vector<Ticket> issueTickets(const std::vector<weftComm*>& comms) {
   return tickets;
 }
 
-void waitTurns(const std::vector<Ticket>& tickets) {
+void waitTurns(std::span<const Ticket> tickets) {
   for (const Ticket& t : tickets) {
     if (!turnCame(t)) sleepUntil(t.comm, [&] { return turnCame(t); });
   }
 }
 
-void finishTurns(const std::vector<Ticket>& tickets) {
+void finishTurns(std::span<const Ticket> tickets) {
   for (const Ticket& t : tickets) {
     t.comm->executed.fetch_add(1);
     if (t.comm->orderWaiters.load() == 0) continue;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 struct weftComm;
@@ -26,10 +27,12 @@ struct Ticket {
 
 // One ticket per distinct communicator, in the order given.
 std::vector<Ticket> issueTickets(const std::vector<weftComm*>& comms);
+// The ticket of an operation on one communicator (no lock, no allocation).
+Ticket issueTicket(weftComm* comm);
 // Blocks until each ticket's turn has come.
-void waitTurns(const std::vector<Ticket>& tickets);
+void waitTurns(std::span<const Ticket> tickets);
 // Lets the next tickets run.
-void finishTurns(const std::vector<Ticket>& tickets);
+void finishTurns(std::span<const Ticket> tickets);
 // Blocks until every issued ticket of comm has finished.
 void waitIdle(weftComm* comm);
 
