@@ -65,6 +65,8 @@ std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
   info.nranks = comm.nranks;
   info.timeoutSeconds = static_cast<double>(comm.timeout.count());
   info.reduce = reduceKernel;
+  info.aborted = [](const void* c) { return static_cast<const weftComm*>(c)->aborted.load() ? 1 : 0; };
+  info.hostComm = &comm;
 
   SetupRecord mine{};
   void* bcomm = nullptr;

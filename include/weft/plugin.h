@@ -103,6 +103,11 @@ typedef struct {
   /* Weft's vectorised kernels: dst[i] = a[i] op b[i]; dst may alias a or b exactly (not partially).
    * float16 and bfloat16 combine in float32. */
   void (*reduce)(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op);
+  /* Non-zero once the communicator is aborted (weftCommAbort, maybe from another thread): a call that is
+   * waiting must then return promptly (weftInvalidUsage). Cheap; call it as often as the waits allow.
+   * NULL: the communicator is never aborted. */
+  int (*aborted)(const void* hostComm);
+  const void* hostComm;
 } weftBackendComm_v1;
 
 /* One collective, with the C ABI's conventions: count is AllGather's send count, ReduceScatter's

@@ -84,6 +84,8 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
       nranks_(info.nranks),
       timeoutSeconds_(info.timeoutSeconds),
       reduceKernel_(info.reduce),
+      aborted_(info.aborted),
+      hostComm_(info.hostComm),
       stageBytes_(ctx->settings().stageBytes),
       reduceAllBytes_(ctx->settings().reduceAllBytes),
       cma_(ctx->cmaEnabled()),
@@ -329,6 +331,10 @@ void NodeComm::waitFor(int peer) {
   }
 }
 
+void NodeComm::checkAborted() const {
+  if (aborted_ != nullptr && aborted_(hostComm_) != 0) failPeer(weftInvalidUsage, "the communicator was aborted");
+}
+
 template <typename Ready>
 void NodeComm::wait(Ready ready) {
   if (ready()) return;
@@ -339,10 +345,12 @@ void NodeComm::wait(Ready ready) {
       if (ready()) return;
       cpuRelax();
     }
+    checkAborted();
   }
   auto yieldUntil = start + kYield;
   while (Clock::now() < yieldUntil) {
     if (ready()) return;
+    checkAborted();
     sched_yield();
   }
   auto deadline = start + std::chrono::duration<double>(timeoutSeconds_);
@@ -353,6 +361,7 @@ void NodeComm::wait(Ready ready) {
       sleep.sleep(kSleepSliceUs);
     }
     if (ready()) return;
+    checkAborted();
     bool waitedForExited = false;
     for (int r = 0; r < nranks_; ++r) {
       if (r != rank_ && !stepReached(r, step_) && processExited(peers_[r].pidfd)) waitedForExited = true;

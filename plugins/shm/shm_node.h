@@ -62,8 +62,8 @@ struct alignas(2 * kCacheLine) StepLine {
 static_assert(sizeof(StepLine) == 2 * kCacheLine);
 
 struct NodeControl {
-  DoorbellPage doorbell;  // its own page: the futex word and the sleeper count
-  StepLine lines[kStepLines];  // each 128-byte aligned (StepLine)
+  DoorbellPage doorbell;                // its own page: the futex word and the sleeper count
+  StepLine lines[kStepLines];           // each 128-byte aligned (StepLine)
   alignas(kCacheLine) uint64_t cookie;  // random: proves a mapping is the segment the address named
 };
 
@@ -142,6 +142,10 @@ class NodeComm {
   int nranks_;
   double timeoutSeconds_;
   void (*reduceKernel_)(void*, const void*, const void*, size_t, weftDataType_t, weftRedOp_t);
+  int (*aborted_)(const void*);
+  const void* hostComm_;
+  // Throws when Weft aborted the communicator.
+  void checkAborted() const;
   size_t stageBytes_;
   size_t reduceAllBytes_;
   bool cma_;  // every rank of the communicator may use CMA

@@ -2,7 +2,9 @@
 """A peer that stays alive but stops calling: rank 0's collective must end with weftTimeout after
 WEFT_TIMEOUT seconds, naming the silent rank (see silent_peer_rank.c).
 
-Usage: run_silent_peer.py RANK_PROGRAM [extra environment NAME=VALUE ...]
+Usage: run_silent_peer.py [--abort] RANK_PROGRAM [extra environment NAME=VALUE ...]
+With --abort, rank 0 calls weftCommAbort while another of its threads is blocked in the collective, and
+WEFT_TIMEOUT is long: the abort alone must end the wait.
 """
 import os
 import socket
@@ -13,20 +15,25 @@ TIMEOUT_S = 2
 
 
 def main():
-    program = sys.argv[1]
-    extra = dict(kv.split("=", 1) for kv in sys.argv[2:])
+    args = sys.argv[1:]
+    abort = args[0] == "--abort"
+    if abort:
+        args = args[1:]
+    program = args[0]
+    extra = dict(kv.split("=", 1) for kv in args[1:])
+    timeout_s = 60 if abort else TIMEOUT_S
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     procs = []
     for rank in range(2):
         env = dict(os.environ, WEFT_RANK=str(rank), WEFT_SIZE="2", WEFT_ROOT=f"127.0.0.1:{port}",
-                   WEFT_TIMEOUT=str(TIMEOUT_S), **extra)
-        procs.append(subprocess.Popen([program], env=env, stdout=subprocess.PIPE, text=True))
+                   WEFT_TIMEOUT=str(timeout_s), **extra)
+        procs.append(subprocess.Popen([program] + (["abort"] if abort else []), env=env, stdout=subprocess.PIPE, text=True))
     outputs = []
     for p in procs:
         try:
-            out, _ = p.communicate(timeout=TIMEOUT_S + 30)
+            out, _ = p.communicate(timeout=timeout_s + 30)
         except subprocess.TimeoutExpired:
             for q in procs:
                 q.kill()

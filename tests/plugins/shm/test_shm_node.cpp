@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -30,6 +31,8 @@ void floatKernel(void* dst, const void* a, const void* b, size_t count, weftData
   for (size_t i = 0; i < count; ++i) d[i] = op == weftMax ? std::max(x[i], y[i]) : x[i] + y[i];
 }
 
+int readFlag(const void* flag) { return static_cast<const std::atomic<int>*>(flag)->load(); }
+
 const weftPlugin_v1_t* plugin() {
   static const weftPlugin_v1_t* table = [] {
     void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
@@ -41,11 +44,13 @@ const weftPlugin_v1_t* plugin() {
 // A communicator of n thread-ranks over one plugin context.
 class NodeGroup {
  public:
-  NodeGroup(int n, double timeoutSeconds = 30) : ops_(plugin()->backend), comms_(n) {
+  // abortFlag: what the communicator's `aborted` callback reports (none: never aborted).
+  NodeGroup(int n, double timeoutSeconds = 30, const std::atomic<int>* abortFlag = nullptr)
+      : ops_(plugin()->backend), comms_(n) {
     EXPECT_EQ(plugin()->init(&kHost, &ctx_), weftSuccess);
     std::vector<unsigned char> addresses(n * WEFT_BACKEND_ADDRESS_BYTES);
     for (int r = 0; r < n; ++r) {
-      weftBackendComm_v1 info{r, n, timeoutSeconds, floatKernel};
+      weftBackendComm_v1 info{r, n, timeoutSeconds, floatKernel, abortFlag ? readFlag : nullptr, abortFlag};
       EXPECT_EQ(ops_->commPrepare(ctx_, &info, &addresses[r * WEFT_BACKEND_ADDRESS_BYTES], &comms_[r]),
                 weftSuccess);
     }
@@ -183,6 +188,23 @@ TEST(NodeBackend, SilentPeerTimesOut) {
   EXPECT_NE(why.find("rank(s) 1"), std::string::npos) << why;
 }
 
+TEST(NodeBackend, AbortEndsAWait) {
+  std::atomic<int> aborted{0};
+  NodeGroup g(2, /*timeoutSeconds=*/60, &aborted);
+  std::vector<float> a(16);
+  weftBackendOp_v1 op{weftCollAllReduce, a.data(), a.data(), 16, weftFloat32, weftSum, 0};
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    aborted = 1;
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(g.ops()->run(g.comm(0), &op), weftInvalidUsage);  // rank 1 never calls; the abort ends the wait
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  aborter.join();
+  EXPECT_LT(seconds, 2.0);
+  EXPECT_NE(std::string(g.ops()->lastError(g.comm(0))).find("aborted"), std::string::npos);
+}
+
 TEST(NodeBackend, BadArguments) {
   const weftBackendOps_v1* ops = plugin()->backend;
   ASSERT_NE(ops, nullptr);
@@ -190,12 +212,12 @@ TEST(NodeBackend, BadArguments) {
   ASSERT_EQ(plugin()->init(&kHost, &ctx), weftSuccess);
   unsigned char address[WEFT_BACKEND_ADDRESS_BYTES];
   void* comm = nullptr;
-  weftBackendComm_v1 info{0, 2, 1.0, floatKernel};
+  weftBackendComm_v1 info{0, 2, 1.0, floatKernel, nullptr, nullptr};
   EXPECT_EQ(ops->commPrepare(nullptr, &info, address, &comm), weftInvalidArgument);
   EXPECT_EQ(ops->commPrepare(ctx, nullptr, address, &comm), weftInvalidArgument);
-  weftBackendComm_v1 noKernel{0, 2, 1.0, nullptr};
+  weftBackendComm_v1 noKernel{0, 2, 1.0, nullptr, nullptr, nullptr};
   EXPECT_EQ(ops->commPrepare(ctx, &noKernel, address, &comm), weftInvalidArgument);
-  weftBackendComm_v1 badRank{2, 2, 1.0, floatKernel};
+  weftBackendComm_v1 badRank{2, 2, 1.0, floatKernel, nullptr, nullptr};
   EXPECT_EQ(ops->commPrepare(ctx, &badRank, address, &comm), weftInvalidArgument);
   EXPECT_EQ(comm, nullptr);
   EXPECT_EQ(ops->commConnect(nullptr, address), weftInvalidArgument);
