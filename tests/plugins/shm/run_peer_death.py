@@ -10,20 +10,15 @@ iterations.
 """
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
+import launch
+
 NRANKS = 3
 VICTIM = 2
 DEADLINE_S = 10.0
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def shm_entries():
@@ -31,18 +26,9 @@ def shm_entries():
 
 
 def main():
-    args = sys.argv[1:]
-    all_name = args[0] == "--all-name"
-    if all_name:
-        args = args[1:]
-    program = args[0]
-    extra = dict(kv.split("=", 1) for kv in args[1:])
+    all_name, program, extra = launch.parse_args(sys.argv[1:], "--all-name")
     before = shm_entries()
-    port = free_port()
-    procs = []
-    for rank in range(NRANKS):
-        env = dict(os.environ, WEFT_RANK=str(rank), WEFT_SIZE=str(NRANKS), WEFT_ROOT=f"127.0.0.1:{port}", **extra)
-        procs.append(subprocess.Popen([program], env=env, stdout=subprocess.PIPE, text=True))
+    procs = launch.start_ranks(program, NRANKS, extra)
     # Wait until the victim says it is in the loop (its collectives are running, so are everyone's).
     line = procs[VICTIM].stdout.readline()
     if not line.startswith("READY"):

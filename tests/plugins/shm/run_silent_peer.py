@@ -6,30 +6,18 @@ Usage: run_silent_peer.py [--abort] RANK_PROGRAM [extra environment NAME=VALUE .
 With --abort, rank 0 calls weftCommAbort while another of its threads is blocked in the collective, and
 WEFT_TIMEOUT is long: the abort alone must end the wait.
 """
-import os
-import socket
 import subprocess
 import sys
+
+import launch
 
 TIMEOUT_S = 2
 
 
 def main():
-    args = sys.argv[1:]
-    abort = args[0] == "--abort"
-    if abort:
-        args = args[1:]
-    program = args[0]
-    extra = dict(kv.split("=", 1) for kv in args[1:])
+    abort, program, extra = launch.parse_args(sys.argv[1:], "--abort")
     timeout_s = 60 if abort else TIMEOUT_S
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs = []
-    for rank in range(2):
-        env = dict(os.environ, WEFT_RANK=str(rank), WEFT_SIZE="2", WEFT_ROOT=f"127.0.0.1:{port}",
-                   WEFT_TIMEOUT=str(timeout_s), **extra)
-        procs.append(subprocess.Popen([program] + (["abort"] if abort else []), env=env, stdout=subprocess.PIPE, text=True))
+    procs = launch.start_ranks(program, 2, dict(extra, WEFT_TIMEOUT=str(timeout_s)), ["abort"] if abort else [])
     outputs = []
     for p in procs:
         try:

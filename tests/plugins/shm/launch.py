@@ -1,0 +1,25 @@
+"""Starts the ranks of a test job without mpirun, as a launcher would for weftCommInitFromEnv: WEFT_RANK,
+WEFT_SIZE and WEFT_ROOT (a free port on the loopback) per process. Shared by the run_*.py drivers."""
+import os
+import socket
+import subprocess
+
+
+def parse_args(argv, flag):
+    """[flag] PROGRAM [NAME=VALUE ...] -> (flag given, program, extra environment)."""
+    given = bool(argv) and argv[0] == flag
+    if given:
+        argv = argv[1:]
+    return given, argv[0], dict(kv.split("=", 1) for kv in argv[1:])
+
+
+def start_ranks(program, nranks, extra_env, args=()):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for rank in range(nranks):
+        env = dict(os.environ, WEFT_RANK=str(rank), WEFT_SIZE=str(nranks), WEFT_ROOT=f"127.0.0.1:{port}",
+                   **extra_env)
+        procs.append(subprocess.Popen([program, *args], env=env, stdout=subprocess.PIPE, text=True))
+    return procs
