@@ -1,8 +1,8 @@
 // The C ABI boundary of the node backend (shm_node.h): argument checks, and no exception escapes.
 #include <memory>
 
+#include "common/transport_boundary.h"
 #include "shm_context.h"
-#include "shm_guard.h"
 #include "shm_log.h"
 #include "shm_node.h"
 
@@ -22,7 +22,7 @@ weftResult_t nodePrepare(void* ctx, const weftBackendComm_v1* info, void* addres
     logf(c->host(), weftLogDebug, "node collectives off (WEFT_SHM_COLL=0)");
     return weftInvalidUsage;
   }
-  return guarded(c->host(), "commPrepare", [&]() -> weftResult_t {
+  return plugins::guarded(logf, c->host(), "commPrepare", [&]() -> weftResult_t {
     try {
       auto node = std::make_unique<NodeComm>(c, *info);
       node->address(address);
@@ -38,7 +38,7 @@ weftResult_t nodePrepare(void* ctx, const weftBackendComm_v1* info, void* addres
 weftResult_t nodeConnect(void* bcomm, const void* addresses) {
   if (bcomm == nullptr || addresses == nullptr) return weftInvalidArgument;
   auto* node = static_cast<NodeComm*>(bcomm);
-  return guarded(nullptr, "commConnect", [&] {
+  return plugins::guarded(logf, nullptr, "commConnect", [&] {
     return node->connect(static_cast<const unsigned char*>(addresses)) ? weftSuccess : weftSystemError;
   });
 }
@@ -56,7 +56,7 @@ int nodeSupports(void* bcomm, const weftBackendOp_v1* op) {
 weftResult_t nodeRun(void* bcomm, const weftBackendOp_v1* op) {
   if (bcomm == nullptr || op == nullptr) return weftInvalidArgument;
   auto* node = static_cast<NodeComm*>(bcomm);
-  return guarded(nullptr, "run", [&] { return node->run(*op); });
+  return plugins::guarded(logf, nullptr, "run", [&] { return node->run(*op); });
 }
 
 const char* nodeLastError(void* bcomm) {

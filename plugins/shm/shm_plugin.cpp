@@ -1,5 +1,5 @@
-// The plugin's entry table: init/finalize/properties and the C ABI boundary of every transport call
-// (argument checks, no exception escapes).
+// The plugin's entry table: init/finalize/properties, and the transport calls through the shared C ABI
+// boundary (plugins/common/transport_boundary.h: argument checks, no exception escapes).
 #include <strings.h>
 #include <sys/random.h>
 
@@ -7,15 +7,13 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 #include <utility>
 
+#include "common/transport_boundary.h"
 #include "shm_cma.h"
 #include "shm_conn.h"
 #include "shm_context.h"
-#include "shm_guard.h"
 #include "shm_log.h"
 #include "shm_node.h"
 #include "shm_setup.h"
@@ -25,14 +23,19 @@
 namespace weft::shm {
 namespace {
 
-const weftPluginHost_v1* hostOf(void* ctx) {
-  return ctx != nullptr ? static_cast<Context*>(ctx)->host() : nullptr;
-}
-
-weftResult_t badArgument(const weftPluginHost_v1* host, const char* call, const char* what) {
-  logf(host, weftLogError, "%s: %s", call, what);
-  return weftInvalidArgument;
-}
+// The parts of this plugin that the shared C ABI boundary (plugins/common/transport_boundary.h) calls.
+struct Parts {
+  using Context = weft::shm::Context;
+  using ListenComm = weft::shm::ListenComm;
+  using Connection = weft::shm::Connection;
+  using Request = weft::shm::Request;
+  using RequestState = weft::shm::RequestState;
+  static constexpr plugins::LogFn logf = weft::shm::logf;
+  static constexpr auto listenOn = weft::shm::listenOn;
+  static constexpr auto connectTo = weft::shm::connectTo;
+  static constexpr auto acceptOne = weft::shm::acceptOne;
+};
+using Boundary = plugins::TransportBoundary<Parts>;
 
 // Parses a byte count with an optional K, M or G suffix (powers of 1024). Returns false when malformed.
 bool parseBytes(const char* text, unsigned long long* out) {
@@ -121,7 +124,7 @@ weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
 weftResult_t shmInit(const weftPluginHost_v1* host, void** ctx) {
   if (host == nullptr || ctx == nullptr) return weftInvalidArgument;
   *ctx = nullptr;
-  return guarded(host, "init", [&]() -> weftResult_t {
+  return Boundary::guarded(host, "init", [&]() -> weftResult_t {
     if (host->abiVersion < 1) {
       logf(host, weftLogError, "init: host ABI version %u is not supported", host->abiVersion);
       return weftPluginError;
@@ -164,7 +167,7 @@ weftResult_t shmInit(const weftPluginHost_v1* host, void** ctx) {
 
 weftResult_t shmFinalize(void* ctx) {
   if (ctx == nullptr) return weftSuccess;
-  return guarded(hostOf(ctx), "finalize", [&]() -> weftResult_t {
+  return Boundary::guarded(Boundary::hostOf(ctx), "finalize", [&]() -> weftResult_t {
     auto* c = static_cast<Context*>(ctx);
     {
       std::lock_guard<std::mutex> lock(c->connectMutex);
@@ -182,7 +185,7 @@ weftResult_t shmFinalize(void* ctx) {
 
 weftResult_t shmGetProperties(void* ctx, weftTransportProps_v1* props) {
   if (ctx == nullptr || props == nullptr) return weftInvalidArgument;
-  return guarded(hostOf(ctx), "getProperties", [&] {
+  return Boundary::guarded(Boundary::hostOf(ctx), "getProperties", [&] {
     props->name = kPluginName;
     props->reach = weftReachSameHost;
     props->latencyUs = 1.0;
@@ -191,142 +194,6 @@ weftResult_t shmGetProperties(void* ctx, weftTransportProps_v1* props) {
     return weftSuccess;
   });
 }
-
-weftResult_t shmListen(void* ctx, uint64_t jobToken, void* handle, void** listenComm) {
-  const weftPluginHost_v1* host = hostOf(ctx);
-  if (ctx == nullptr || handle == nullptr || listenComm == nullptr) {
-    return badArgument(host, "listen", "NULL ctx, handle or listenComm");
-  }
-  *listenComm = nullptr;
-  return guarded(host, "listen", [&] {
-    ListenComm* l = nullptr;
-    weftResult_t r = listenOn(static_cast<Context*>(ctx), jobToken, static_cast<unsigned char*>(handle), &l);
-    *listenComm = l;
-    return r;
-  });
-}
-
-weftResult_t shmConnect(void* ctx, const void* handle, uint64_t jobToken, uint64_t connectorId, void** sendComm) {
-  const weftPluginHost_v1* host = hostOf(ctx);
-  if (ctx == nullptr || handle == nullptr || sendComm == nullptr) {
-    return badArgument(host, "connect", "NULL ctx, handle or sendComm");
-  }
-  *sendComm = nullptr;
-  return guarded(host, "connect", [&] {
-    Connection* c = nullptr;
-    weftResult_t r = connectTo(static_cast<Context*>(ctx), static_cast<const unsigned char*>(handle), jobToken,
-                               connectorId, &c);
-    *sendComm = c;
-    return r;
-  });
-}
-
-weftResult_t shmAccept(void* listenComm, void** recvComm, uint64_t* connectorId) {
-  if (listenComm == nullptr || recvComm == nullptr || connectorId == nullptr) return weftInvalidArgument;
-  *recvComm = nullptr;
-  auto* l = static_cast<ListenComm*>(listenComm);
-  return guarded(l->ctx->host(), "accept", [&] {
-    Connection* c = nullptr;
-    weftResult_t r = acceptOne(l, &c, connectorId);
-    *recvComm = c;
-    return r;
-  });
-}
-
-weftResult_t shmRegMem(void* comm, void* data, size_t size, void** mhandle) {
-  (void)comm;
-  (void)data;
-  (void)size;
-  if (mhandle != nullptr) *mhandle = nullptr;
-  return weftSuccess;
-}
-
-weftResult_t shmDeregMem(void* comm, void* mhandle) {
-  (void)comm;
-  (void)mhandle;
-  return weftSuccess;
-}
-
-weftResult_t post(void* comm, bool send, void* data, size_t size, uint32_t tag, void** request) {
-  const char* call = send ? "isend" : "irecv";
-  if (comm == nullptr || request == nullptr) return weftInvalidArgument;
-  auto* c = static_cast<Connection*>(comm);
-  *request = nullptr;
-  if (c->isSend() != send) {
-    logf(c->ctx()->host(), weftLogError, "%s: called on a %s connection", call, c->isSend() ? "send" : "receive");
-    return weftInvalidUsage;
-  }
-  if (data == nullptr && size > 0) return badArgument(c->ctx()->host(), call, "NULL data with a size above 0");
-  return guarded(c->ctx()->host(), call, [&] { return c->post(data, size, tag, request); });
-}
-
-weftResult_t shmIsend(void* sendComm, const void* data, size_t size, uint32_t tag, void* mhandle, void** request) {
-  (void)mhandle;
-  // The payload is only read: the cast lets one queue type serve both directions.
-  return post(sendComm, true, const_cast<void*>(data), size, tag, request);
-}
-
-weftResult_t shmIrecv(void* recvComm, void* data, size_t size, uint32_t tag, void* mhandle, void** request) {
-  (void)mhandle;
-  return post(recvComm, false, data, size, tag, request);
-}
-
-weftResult_t shmTest(void* request, int* done, size_t* size) {
-  if (request == nullptr || done == nullptr) return weftInvalidArgument;
-  auto* r = static_cast<Request*>(request);
-  if (r->state == RequestState::Free || r->conn == nullptr) return weftInvalidUsage;
-  Connection* c = r->conn;
-  return guarded(c->ctx()->host(), "test", [&] { return c->test(r, done, size); });
-}
-
-weftResult_t shmWaitReady(void* ctx, int timeoutUs) {
-  if (ctx == nullptr) return weftInvalidArgument;
-  return guarded(hostOf(ctx), "waitReady", [&] {
-    static_cast<Context*>(ctx)->waitReady(timeoutUs);
-    return weftSuccess;
-  });
-}
-
-weftResult_t shmCloseConn(void* comm, bool send) {
-  if (comm == nullptr) return weftSuccess;
-  auto* c = static_cast<Connection*>(comm);
-  if (c->isSend() != send) {
-    logf(c->ctx()->host(), weftLogError, "%s: called on a %s connection", send ? "closeSend" : "closeRecv",
-         c->isSend() ? "send" : "receive");
-    return weftInvalidUsage;
-  }
-  return guarded(c->ctx()->host(), send ? "closeSend" : "closeRecv", [&] {
-    delete c;
-    return weftSuccess;
-  });
-}
-
-weftResult_t shmCloseSend(void* sendComm) { return shmCloseConn(sendComm, true); }
-weftResult_t shmCloseRecv(void* recvComm) { return shmCloseConn(recvComm, false); }
-
-weftResult_t shmCloseListen(void* listenComm) {
-  if (listenComm == nullptr) return weftSuccess;
-  auto* l = static_cast<ListenComm*>(listenComm);
-  return guarded(l->ctx->host(), "closeListen", [&] {
-    delete l;
-    return weftSuccess;
-  });
-}
-
-const weftTransportOps_v1 kTransportOps = {
-    .listen = shmListen,
-    .connect = shmConnect,
-    .accept = shmAccept,
-    .regMem = shmRegMem,
-    .deregMem = shmDeregMem,
-    .isend = shmIsend,
-    .irecv = shmIrecv,
-    .test = shmTest,
-    .waitReady = shmWaitReady,
-    .closeSend = shmCloseSend,
-    .closeRecv = shmCloseRecv,
-    .closeListen = shmCloseListen,
-};
 
 }  // namespace
 }  // namespace weft::shm
@@ -343,6 +210,6 @@ const weftPlugin_v1_t weftPlugin_v1 = {
     .init = weft::shm::shmInit,
     .finalize = weft::shm::shmFinalize,
     .getProperties = weft::shm::shmGetProperties,
-    .transport = &weft::shm::kTransportOps,
+    .transport = &weft::shm::Boundary::kOps,
     .backend = &weft::shm::kNodeBackendOps,  // whole collectives among ranks of one host
 };

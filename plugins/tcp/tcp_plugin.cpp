@@ -1,14 +1,13 @@
-// The plugin's entry table: init/finalize/properties and the C ABI boundary of every transport call
-// (argument checks, no exception escapes).
+// The plugin's entry table: init/finalize/properties, and the transport calls through the shared C ABI
+// boundary (plugins/common/transport_boundary.h: argument checks, no exception escapes).
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 #include <utility>
 
+#include "common/transport_boundary.h"
 #include "tcp_conn.h"
 #include "tcp_context.h"
 #include "tcp_iface.h"
@@ -20,35 +19,24 @@
 namespace weft::tcp {
 namespace {
 
-template <typename F>
-weftResult_t guarded(const weftPluginHost_v1* host, const char* call, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    logf(host, weftLogError, "%s: out of memory", call);
-    return weftSystemError;
-  } catch (const std::exception& e) {
-    logf(host, weftLogError, "%s: %s", call, e.what());
-    return weftInternalError;
-  } catch (...) {
-    logf(host, weftLogError, "%s: unknown exception", call);
-    return weftInternalError;
-  }
-}
-
-const weftPluginHost_v1* hostOf(void* ctx) {
-  return ctx != nullptr ? static_cast<Context*>(ctx)->host() : nullptr;
-}
-
-weftResult_t badArgument(const weftPluginHost_v1* host, const char* call, const char* what) {
-  logf(host, weftLogError, "%s: %s", call, what);
-  return weftInvalidArgument;
-}
+// The parts of this plugin that the shared C ABI boundary (plugins/common/transport_boundary.h) calls.
+struct Parts {
+  using Context = weft::tcp::Context;
+  using ListenComm = weft::tcp::ListenComm;
+  using Connection = weft::tcp::Connection;
+  using Request = weft::tcp::Request;
+  using RequestState = weft::tcp::RequestState;
+  static constexpr plugins::LogFn logf = weft::tcp::logf;
+  static constexpr auto listenOn = weft::tcp::listenOn;
+  static constexpr auto connectTo = weft::tcp::connectTo;
+  static constexpr auto acceptOne = weft::tcp::acceptOne;
+};
+using Boundary = plugins::TransportBoundary<Parts>;
 
 weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
   if (host == nullptr || ctx == nullptr) return weftInvalidArgument;
   *ctx = nullptr;
-  return guarded(host, "init", [&]() -> weftResult_t {
+  return Boundary::guarded(host, "init", [&]() -> weftResult_t {
     if (host->abiVersion < 1) {
       logf(host, weftLogError, "init: host ABI version %u is not supported", host->abiVersion);
       return weftPluginError;
@@ -91,7 +79,7 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
 
 weftResult_t tcpFinalize(void* ctx) {
   if (ctx == nullptr) return weftSuccess;
-  return guarded(hostOf(ctx), "finalize", [&]() -> weftResult_t {
+  return Boundary::guarded(Boundary::hostOf(ctx), "finalize", [&]() -> weftResult_t {
     auto* c = static_cast<Context*>(ctx);
     {
       std::lock_guard<std::mutex> lock(c->connectMutex);
@@ -109,7 +97,7 @@ weftResult_t tcpFinalize(void* ctx) {
 
 weftResult_t tcpGetProperties(void* ctx, weftTransportProps_v1* props) {
   if (ctx == nullptr || props == nullptr) return weftInvalidArgument;
-  return guarded(hostOf(ctx), "getProperties", [&] {
+  return Boundary::guarded(Boundary::hostOf(ctx), "getProperties", [&] {
     const Interface& iface = static_cast<Context*>(ctx)->iface();
     double speed = linkSpeedGBps(iface.name);
     props->name = kPluginName;
@@ -120,142 +108,6 @@ weftResult_t tcpGetProperties(void* ctx, weftTransportProps_v1* props) {
     return weftSuccess;
   });
 }
-
-weftResult_t tcpListen(void* ctx, uint64_t jobToken, void* handle, void** listenComm) {
-  const weftPluginHost_v1* host = hostOf(ctx);
-  if (ctx == nullptr || handle == nullptr || listenComm == nullptr) {
-    return badArgument(host, "listen", "NULL ctx, handle or listenComm");
-  }
-  *listenComm = nullptr;
-  return guarded(host, "listen", [&] {
-    ListenComm* l = nullptr;
-    weftResult_t r = listenOn(static_cast<Context*>(ctx), jobToken, static_cast<unsigned char*>(handle), &l);
-    *listenComm = l;
-    return r;
-  });
-}
-
-weftResult_t tcpConnect(void* ctx, const void* handle, uint64_t jobToken, uint64_t connectorId, void** sendComm) {
-  const weftPluginHost_v1* host = hostOf(ctx);
-  if (ctx == nullptr || handle == nullptr || sendComm == nullptr) {
-    return badArgument(host, "connect", "NULL ctx, handle or sendComm");
-  }
-  *sendComm = nullptr;
-  return guarded(host, "connect", [&] {
-    Connection* c = nullptr;
-    weftResult_t r = connectTo(static_cast<Context*>(ctx), static_cast<const unsigned char*>(handle), jobToken,
-                               connectorId, &c);
-    *sendComm = c;
-    return r;
-  });
-}
-
-weftResult_t tcpAccept(void* listenComm, void** recvComm, uint64_t* connectorId) {
-  if (listenComm == nullptr || recvComm == nullptr || connectorId == nullptr) return weftInvalidArgument;
-  *recvComm = nullptr;
-  auto* l = static_cast<ListenComm*>(listenComm);
-  return guarded(l->ctx->host(), "accept", [&] {
-    Connection* c = nullptr;
-    weftResult_t r = acceptOne(l, &c, connectorId);
-    *recvComm = c;
-    return r;
-  });
-}
-
-weftResult_t tcpRegMem(void* comm, void* data, size_t size, void** mhandle) {
-  (void)comm;
-  (void)data;
-  (void)size;
-  if (mhandle != nullptr) *mhandle = nullptr;
-  return weftSuccess;
-}
-
-weftResult_t tcpDeregMem(void* comm, void* mhandle) {
-  (void)comm;
-  (void)mhandle;
-  return weftSuccess;
-}
-
-weftResult_t post(void* comm, bool send, void* data, size_t size, uint32_t tag, void** request) {
-  const char* call = send ? "isend" : "irecv";
-  if (comm == nullptr || request == nullptr) return weftInvalidArgument;
-  auto* c = static_cast<Connection*>(comm);
-  *request = nullptr;
-  if (c->isSend() != send) {
-    logf(c->ctx()->host(), weftLogError, "%s: called on a %s connection", call, c->isSend() ? "send" : "receive");
-    return weftInvalidUsage;
-  }
-  if (data == nullptr && size > 0) return badArgument(c->ctx()->host(), call, "NULL data with a size above 0");
-  return guarded(c->ctx()->host(), call, [&] { return c->post(data, size, tag, request); });
-}
-
-weftResult_t tcpIsend(void* sendComm, const void* data, size_t size, uint32_t tag, void* mhandle, void** request) {
-  (void)mhandle;
-  // The payload is only read: the cast lets one queue type serve both directions.
-  return post(sendComm, true, const_cast<void*>(data), size, tag, request);
-}
-
-weftResult_t tcpIrecv(void* recvComm, void* data, size_t size, uint32_t tag, void* mhandle, void** request) {
-  (void)mhandle;
-  return post(recvComm, false, data, size, tag, request);
-}
-
-weftResult_t tcpTest(void* request, int* done, size_t* size) {
-  if (request == nullptr || done == nullptr) return weftInvalidArgument;
-  auto* r = static_cast<Request*>(request);
-  if (r->state == RequestState::Free || r->conn == nullptr) return weftInvalidUsage;
-  Connection* c = r->conn;
-  return guarded(c->ctx()->host(), "test", [&] { return c->test(r, done, size); });
-}
-
-weftResult_t tcpWaitReady(void* ctx, int timeoutUs) {
-  if (ctx == nullptr) return weftInvalidArgument;
-  return guarded(hostOf(ctx), "waitReady", [&] {
-    static_cast<Context*>(ctx)->waitReady(timeoutUs);
-    return weftSuccess;
-  });
-}
-
-weftResult_t tcpCloseConn(void* comm, bool send) {
-  if (comm == nullptr) return weftSuccess;
-  auto* c = static_cast<Connection*>(comm);
-  if (c->isSend() != send) {
-    logf(c->ctx()->host(), weftLogError, "%s: called on a %s connection", send ? "closeSend" : "closeRecv",
-         c->isSend() ? "send" : "receive");
-    return weftInvalidUsage;
-  }
-  return guarded(c->ctx()->host(), send ? "closeSend" : "closeRecv", [&] {
-    delete c;
-    return weftSuccess;
-  });
-}
-
-weftResult_t tcpCloseSend(void* sendComm) { return tcpCloseConn(sendComm, true); }
-weftResult_t tcpCloseRecv(void* recvComm) { return tcpCloseConn(recvComm, false); }
-
-weftResult_t tcpCloseListen(void* listenComm) {
-  if (listenComm == nullptr) return weftSuccess;
-  auto* l = static_cast<ListenComm*>(listenComm);
-  return guarded(l->ctx->host(), "closeListen", [&] {
-    delete l;
-    return weftSuccess;
-  });
-}
-
-const weftTransportOps_v1 kTransportOps = {
-    .listen = tcpListen,
-    .connect = tcpConnect,
-    .accept = tcpAccept,
-    .regMem = tcpRegMem,
-    .deregMem = tcpDeregMem,
-    .isend = tcpIsend,
-    .irecv = tcpIrecv,
-    .test = tcpTest,
-    .waitReady = tcpWaitReady,
-    .closeSend = tcpCloseSend,
-    .closeRecv = tcpCloseRecv,
-    .closeListen = tcpCloseListen,
-};
 
 }  // namespace
 }  // namespace weft::tcp
@@ -272,6 +124,6 @@ const weftPlugin_v1_t weftPlugin_v1 = {
     .init = weft::tcp::tcpInit,
     .finalize = weft::tcp::tcpFinalize,
     .getProperties = weft::tcp::tcpGetProperties,
-    .transport = &weft::tcp::kTransportOps,
+    .transport = &weft::tcp::Boundary::kOps,
     .backend = nullptr,
 };
