@@ -8,10 +8,27 @@ using namespace weft;
 
 namespace {
 
-weftResult_t call(const char* function, OpKind kind, weftComm_t comm, weftStream_t stream, CollArgs args) {
+// attr: NULL or a weftOpAttr_t made with WEFT_OP_ATTR_INITIALIZER (of this version or a later one).
+int fusionIdOf(const weftOpAttr_t* attr) {
+  if (attr == nullptr) return 1;
+  if (attr->magic != WEFT_OP_ATTR_MAGIC) {
+    fail(weftInvalidArgument,
+         "attr: magic 0x{:08x} is not a weftOpAttr_t's (initialize it with WEFT_OP_ATTR_INITIALIZER)",
+         attr->magic);
+  }
+  if (attr->size < sizeof(weftOpAttr_t) || attr->version < 1) {
+    fail(weftInvalidArgument, "attr: size {} / version {} is not a weftOpAttr_t of version 1 or later", attr->size,
+         attr->version);
+  }
+  if (attr->fusionId < 0) fail(weftInvalidArgument, "attr: fusionId {} is negative", attr->fusionId);
+  return attr->fusionId;
+}
+
+weftResult_t call(const char* function, OpKind kind, weftComm_t comm, weftStream_t stream, CollArgs args,
+                  const weftOpAttr_t* attr = nullptr) {
   return guarded(function, [&] {
     requireStreamOrNull(stream);
-    Op op{kind, comm, args};
+    Op op{kind, comm, args, fusionIdOf(attr), nullptr};
     validate(op);
     submit(op, stream);
   });
@@ -55,6 +72,25 @@ WEFT_API weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, si
 WEFT_API weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
                                    weftComm_t comm, weftStream_t stream) {
   return call(__func__, OpKind::AllToAll, comm, stream, make(sendbuff, recvbuff, count, datatype));
+}
+
+WEFT_API weftResult_t weftAllReduceEx(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                      weftRedOp_t op, weftComm_t comm, weftStream_t stream,
+                                      const weftOpAttr_t* attr) {
+  return call(__func__, OpKind::AllReduce, comm, stream, make(sendbuff, recvbuff, count, datatype, op), attr);
+}
+
+WEFT_API weftResult_t weftAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                      weftDataType_t datatype, weftComm_t comm, weftStream_t stream,
+                                      const weftOpAttr_t* attr) {
+  return call(__func__, OpKind::AllGather, comm, stream, make(sendbuff, recvbuff, sendcount, datatype), attr);
+}
+
+WEFT_API weftResult_t weftReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                          weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                          weftStream_t stream, const weftOpAttr_t* attr) {
+  return call(__func__, OpKind::ReduceScatter, comm, stream, make(sendbuff, recvbuff, recvcount, datatype, op),
+              attr);
 }
 
 WEFT_API weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,

@@ -1,6 +1,7 @@
 // One operation as issued through the C ABI, checked and ready to run.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,7 +20,11 @@ enum class OpKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllT
 struct Op {
   OpKind kind;
   weftComm* comm;
-  CollArgs args;  // for Send/Recv: sendbuff/recvbuff, count, type; root holds the peer
+  CollArgs args;     // for Send/Recv: sendbuff/recvbuff, count, type; root holds the peer
+  int fusionId = 1;  // 0: never fused (fusion/fusion_planner.h)
+  // Set on a fused operation: the calls it runs as one collective (args.count is their total; the
+  // buffers are chosen when it runs, see fusion/fused_run.h).
+  std::shared_ptr<const std::vector<Op>> members;
 };
 
 const char* opName(OpKind kind);

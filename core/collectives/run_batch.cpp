@@ -7,6 +7,7 @@
 #include "core/comm/comm_channel.h"
 #include "core/common/error.h"
 #include "core/reduce/reduce.h"
+#include "fusion/fused_run.h"
 
 namespace weft {
 namespace {
@@ -31,7 +32,12 @@ void runOps(std::span<const Op> ops) {
                                                        : channel->irecv(op.args.root, op.args.recvbuff, bytes));
   }
   for (const Op& op : ops) {
-    if (op.kind != OpKind::Send && op.kind != OpKind::Recv) runCollective(op);
+    if (op.kind == OpKind::Send || op.kind == OpKind::Recv) continue;
+    if (op.members) {
+      runFused(op);
+    } else {
+      runCollective(op);
+    }
   }
   for (auto& [comm, requests] : pending) pointToPoint[comm]->waitAll(requests);
 }

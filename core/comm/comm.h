@@ -15,6 +15,7 @@
 #include "core/comm/connections.h"
 #include "core/comm/peer_info.h"
 #include "core/tuner/tuner.h"
+#include "fusion/fusion_config.h"
 
 struct weftComm {
   static constexpr uint32_t kLiveMagic = 0x434f4d4d;  // "COMM"; cleared on destroy
@@ -48,6 +49,16 @@ struct weftComm {
   std::deque<std::vector<unsigned char>> selfMessages[weft::kNumChannels];
 
   std::vector<unsigned char> scratch[2];
+
+  // Fusion of grouped calls (fusion/): the settings, and the packed inputs and outputs of fused
+  // collectives (used under the turn, kept for the next group).
+  weft::FusionSettings fusion;
+  std::vector<unsigned char> fusionBuffers[2];
+
+  // weftCommGetStats.
+  std::atomic<uint64_t> opsSubmitted{0};
+  std::atomic<uint64_t> collectivesLaunched{0};
+  std::atomic<uint64_t> bytesFused{0};
 
   std::atomic<bool> aborted{false};
   std::atomic<bool> failed{false};  // asyncError is set

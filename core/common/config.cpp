@@ -16,6 +16,11 @@ const std::vector<Variable>& variables() {
       {"WEFT_ALGO", nullptr,
        "forces algorithms per collective, e.g. allreduce:ring;broadcast:binomial_tree (read at communicator "
        "creation)"},
+      {"WEFT_FUSION", nullptr,
+       "fusion of grouped calls per collective, e.g. allreduce:size:32;allgather:auto;reducescatter:off (modes "
+       "off, auto = 64 MB, size:<MB>, id, index; default auto; read at communicator creation)"},
+      {"WEFT_FUSION_INDEX", nullptr,
+       "AllReduce fusion by index list, e.g. 20,35: the group's AllReduces 0-19, 20-34 and the rest fuse apart"},
       {"WEFT_SOCKET_IFNAME", nullptr,
        "interfaces for bootstrap and tcp: comma list of name prefixes, ^ excludes, = exact match"},
       {"WEFT_SOCKET_BUFFER", "4194304", "tcp socket send/receive buffer bytes (0: the kernel's autotuning)"},

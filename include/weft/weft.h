@@ -81,6 +81,48 @@ typedef enum {
 
 #define WEFT_SPLIT_NOCOLOR (-1)
 
+/* Versioned argument structs: `size`, `magic` and `version` are set by the initializer macros and let a
+ * struct grow without breaking callers compiled against an older header. A struct whose magic is not its
+ * own (uninitialized, or another struct) is rejected with weftInvalidArgument. */
+#define WEFT_FUSION_CONFIG_MAGIC 0x57465546u /* "WFUF" */
+#define WEFT_OP_ATTR_MAGIC 0x57465041u       /* "WFPA" */
+#define WEFT_COMM_STATS_MAGIC 0x57465354u    /* "WFST" */
+#define WEFT_STRUCT_VERSION 1u
+
+/* Fusion of the operations of a group (weftGroupStart/End): see docs/fusion.md. */
+typedef enum { weftFusionOff = 0, weftFusionAuto, weftFusionSize, weftFusionIndex, weftFusionId } weftFusionMode_t;
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version; /* set by the initializer */
+  weftFusionMode_t mode;
+  size_t thresholdBytes;   /* weftFusionSize; weftFusionAuto means 64 MiB */
+  const int* splitIndices; /* weftFusionIndex (AllReduce only): ascending op indices that start a new fused op */
+  int numSplitIndices;
+} weftFusionConfig_t;
+#define WEFT_FUSION_CONFIG_INITIALIZER \
+  { sizeof(weftFusionConfig_t), WEFT_FUSION_CONFIG_MAGIC, WEFT_STRUCT_VERSION, weftFusionOff, 0, NULL, 0 }
+
+/* Per-operation attributes of the Ex calls. fusionId 0 never fuses; a plain call carries fusion id 1. */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int fusionId;
+} weftOpAttr_t;
+#define WEFT_OP_ATTR_INITIALIZER { sizeof(weftOpAttr_t), WEFT_OP_ATTR_MAGIC, WEFT_STRUCT_VERSION, 1 }
+
+/* Counters of a communicator since its creation. */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  unsigned long long opsSubmitted;        /* calls issued on the communicator */
+  unsigned long long collectivesLaunched; /* operations run on the wire: a fused one counts once */
+  unsigned long long bytesFused;          /* input bytes of the calls that ran inside fused operations */
+} weftCommStats_t;
+#define WEFT_COMM_STATS_INITIALIZER { sizeof(weftCommStats_t), WEFT_COMM_STATS_MAGIC, WEFT_STRUCT_VERSION, 0, 0, 0 }
+
 /* Errors and version */
 WEFT_API const char* weftGetErrorString(weftResult_t result);
 WEFT_API const char* weftGetLastErrorMessage(void); /* thread-local, says what was wrong and where */
@@ -131,6 +173,21 @@ WEFT_API weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_
 WEFT_API weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer, weftComm_t comm,
                                weftStream_t stream);
 WEFT_API weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream);
+
+/* Fusion (docs/fusion.md). coll: weftCollAllReduce, weftCollAllGather or weftCollReduceScatter; config
+ * NULL goes back to the environment's setting (WEFT_FUSION, WEFT_FUSION_INDEX) or the default (auto).
+ * The Ex calls are the plain ones with attributes; attr NULL means WEFT_OP_ATTR_INITIALIZER. */
+WEFT_API weftResult_t weftCommSetFusion(weftComm_t comm, weftCollType_t coll, const weftFusionConfig_t* config);
+WEFT_API weftResult_t weftCommGetStats(weftComm_t comm, weftCommStats_t* stats);
+WEFT_API weftResult_t weftAllReduceEx(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                                      weftRedOp_t op, weftComm_t comm, weftStream_t stream,
+                                      const weftOpAttr_t* attr);
+WEFT_API weftResult_t weftAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                      weftDataType_t datatype, weftComm_t comm, weftStream_t stream,
+                                      const weftOpAttr_t* attr);
+WEFT_API weftResult_t weftReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                          weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                          weftStream_t stream, const weftOpAttr_t* attr);
 
 /* Helpers beyond NCCL's set. */
 WEFT_API weftResult_t weftDataTypeSize(weftDataType_t datatype, size_t* bytes);
