@@ -1,5 +1,6 @@
 #include "fusion/fused_run.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -8,6 +9,9 @@
 
 namespace weft {
 namespace {
+
+// Pieces of a fused collective: bytes of input or output at most (see runFused).
+constexpr size_t kFusionPieceBytes = size_t{512} << 10;
 
 // The communicator's fusion buffer `which` with at least `bytes`, kept for later fused collectives.
 unsigned char* fusionBuffer(weftComm& comm, int which, size_t bytes) {
@@ -32,71 +36,90 @@ void copyBytes(void* to, const void* from, size_t bytes) {
   if (bytes > 0 && to != from) std::memcpy(to, from, bytes);
 }
 
+// Calls f(member, first element within the member, first element within the piece, elements) for each
+// member's part of the piece [lo, hi) of the fused vector (elements).
+template <typename F>
+void forEachPart(const std::vector<Op>& members, size_t lo, size_t hi, F f) {
+  size_t start = 0;  // the member's first element in the fused vector
+  for (const Op& m : members) {
+    const size_t begin = std::max(lo, start);
+    const size_t end = std::min(hi, start + m.args.count);
+    if (begin < end) f(m, begin - start, begin - lo, end - begin);
+    start += m.args.count;
+    if (start >= hi) break;
+  }
+}
+
 }  // namespace
 
 void runFused(const Op& op) {
   weftComm& comm = *op.comm;
   const std::vector<Op>& members = *op.members;
   const size_t elem = dataTypeSize(op.args.type);
-  const size_t total = op.args.count * elem;  // C, in bytes
+  const size_t total = op.args.count;  // C, elements
   const auto ranks = static_cast<size_t>(comm.nranks);
-  const size_t inBytes = op.kind == OpKind::ReduceScatter ? total * ranks : total;
-  const size_t outBytes = op.kind == OpKind::AllGather ? total * ranks : total;
+  // Per element of the fused vector, bytes of input and of output.
+  const size_t inStride = op.kind == OpKind::ReduceScatter ? elem * ranks : elem;
+  const size_t outStride = op.kind == OpKind::AllGather ? elem * ranks : elem;
 
-  // Inputs: AllReduce and AllGather members lying end to end are used where they are.
-  const unsigned char* in = nullptr;
+  // AllReduce and AllGather inputs lying end to end are used where they are; AllReduce and
+  // ReduceScatter outputs too, unless that range partly overlaps the input (a collective's buffers are
+  // either the same or apart).
+  const unsigned char* directIn = nullptr;
   if (op.kind != OpKind::ReduceScatter)
-    in = contiguousStart(members, elem, [](const Op& m) { return m.args.sendbuff; });
-  if (in == nullptr) {
-    unsigned char* packed = fusionBuffer(comm, 0, inBytes);
-    size_t offset = 0;
-    for (const Op& m : members) {
-      const size_t bytes = m.args.count * elem;
-      const auto* from = static_cast<const unsigned char*>(m.args.sendbuff);
-      if (op.kind == OpKind::ReduceScatter) {
-        for (size_t r = 0; r < ranks; ++r) copyBytes(packed + r * total + offset, from + r * bytes, bytes);
-      } else {
-        copyBytes(packed + offset, from, bytes);
-      }
-      offset += bytes;
-    }
-    in = packed;
-  }
-
-  // Outputs: AllReduce and ReduceScatter members lying end to end receive in place, unless that range
-  // partly overlaps the input (a collective's buffers are either the same or apart).
-  unsigned char* out = nullptr;
+    directIn = contiguousStart(members, elem, [](const Op& m) { return m.args.sendbuff; });
+  unsigned char* directOut = nullptr;
   if (op.kind != OpKind::AllGather) {
     auto* start =
         const_cast<unsigned char*>(contiguousStart(members, elem, [](const Op& m) { return m.args.recvbuff; }));
-    const bool apart = start == nullptr || start + outBytes <= in || in + inBytes <= start;
-    if (start != nullptr && (start == in || apart)) out = start;
-  }
-  const bool unpack = out == nullptr;
-  if (unpack) {
-    // A packed AllReduce input is reduced in place; the other collectives' outputs have other shapes.
-    const bool packedInput = in == comm.fusionBuffers[0].data();
-    out = op.kind == OpKind::AllReduce && packedInput ? comm.fusionBuffers[0].data()
-                                                      : fusionBuffer(comm, 1, outBytes);
+    const bool apart = directIn == nullptr || start == nullptr || start + total * outStride <= directIn ||
+                       directIn + total * inStride <= start;
+    if (start != nullptr && (start == directIn || apart)) directOut = start;
   }
 
-  Op whole = op;
-  whole.members.reset();
-  whole.args.sendbuff = in;
-  whole.args.recvbuff = out;
-  runCollective(whole);
+  // The fused vector runs in pieces of kFusionPieceBytes of input or output, so that packing, the
+  // collective and unpacking work in cache. Measured here, 1000 x 4 KiB AllReduces at np 2: 0.93 ms in
+  // 128-512 KiB pieces, 1.05 ms in 1 MiB ones, 1.15 ms whole (shm); over tcp 1.45 ms in 512 KiB pieces,
+  // 1.75 ms whole, but at np 4 over tcp, where each collective costs more, 5.0 ms against 4.4 ms whole. The pieces
+  // depend only on what every rank has alike, never on where this rank's buffers lie, so that every rank runs the
+  // same collectives.
+  const size_t pieceElems =
+      std::min(total, std::max<size_t>(1, kFusionPieceBytes / std::max(inStride, outStride)));
+  unsigned char* packedIn = directIn == nullptr ? fusionBuffer(comm, 0, pieceElems * inStride) : nullptr;
+  // A packed AllReduce input is reduced in place; the other collectives' outputs have other shapes.
+  unsigned char* packedOut = nullptr;
+  if (directOut == nullptr) {
+    packedOut = op.kind == OpKind::AllReduce && packedIn != nullptr
+                    ? packedIn
+                    : fusionBuffer(comm, 1, pieceElems * outStride);
+  }
 
-  if (!unpack) return;
-  size_t offset = 0;
-  for (const Op& m : members) {
-    const size_t bytes = m.args.count * elem;
-    auto* to = static_cast<unsigned char*>(m.args.recvbuff);
-    if (op.kind == OpKind::AllGather) {
-      for (size_t r = 0; r < ranks; ++r) copyBytes(to + r * bytes, out + r * total + offset, bytes);
-    } else {
-      copyBytes(to, out + offset, bytes);
+  for (size_t lo = 0; lo < total; lo += pieceElems) {
+    const size_t hi = std::min(total, lo + pieceElems);
+    const size_t n = hi - lo;
+    if (packedIn != nullptr) {
+      forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t to, size_t len) {
+        const auto* from = static_cast<const unsigned char*>(m.args.sendbuff);
+        if (op.kind != OpKind::ReduceScatter) return copyBytes(packedIn + to * elem, from + at * elem, len * elem);
+        for (size_t r = 0; r < ranks; ++r) {
+          copyBytes(packedIn + (r * n + to) * elem, from + (r * m.args.count + at) * elem, len * elem);
+        }
+      });
     }
-    offset += bytes;
+    Op piece = op;
+    piece.members.reset();
+    piece.args.count = n;
+    piece.args.sendbuff = packedIn != nullptr ? packedIn : directIn + lo * elem;
+    piece.args.recvbuff = packedOut != nullptr ? packedOut : directOut + lo * elem;
+    runCollective(piece);
+    if (packedOut == nullptr) continue;
+    forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t from, size_t len) {
+      auto* to = static_cast<unsigned char*>(m.args.recvbuff);
+      if (op.kind != OpKind::AllGather) return copyBytes(to + at * elem, packedOut + from * elem, len * elem);
+      for (size_t r = 0; r < ranks; ++r) {
+        copyBytes(to + (r * m.args.count + at) * elem, packedOut + (r * n + from) * elem, len * elem);
+      }
+    });
   }
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/common/config.h"
+#include "core/common/enum_value.h"
 #include "core/common/error.h"
 
 namespace weft {
@@ -60,7 +61,7 @@ std::vector<int> parseIndexList(const std::string& text) {
 
 }  // namespace
 
-std::optional<size_t> fusionSlot(weftCollType_t coll) {
+std::optional<size_t> fusionSlot(int coll) {
   for (size_t slot = 0; slot < 3; ++slot) {
     if (kColls[slot] == coll) return slot;
   }
@@ -81,8 +82,8 @@ FusionSetting settingFromConfig(weftCollType_t coll, const weftFusionConfig_t& c
          config.size, config.version);
   }
   FusionSetting setting;
-  setting.mode = config.mode;
-  switch (config.mode) {
+  const int mode = enumValue(config.mode);
+  switch (mode) {
     case weftFusionOff:
     case weftFusionAuto:
     case weftFusionId:
@@ -104,8 +105,9 @@ FusionSetting settingFromConfig(weftCollType_t coll, const weftFusionConfig_t& c
       requireAscending(setting.splitIndices, "config.splitIndices");
       break;
     default:
-      fail(weftInvalidArgument, "config: unknown fusion mode {}", static_cast<int>(config.mode));
+      fail(weftInvalidArgument, "config: unknown fusion mode {}", mode);
   }
+  setting.mode = config.mode;
   return setting;
 }
 

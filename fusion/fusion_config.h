@@ -22,8 +22,9 @@ struct FusionSetting {
   std::vector<int> splitIndices;             // Index: ascending op indices that start a new bucket
 };
 
-// The collectives that fuse, in the order of FusionSettings' slots; nullopt for any other.
-std::optional<size_t> fusionSlot(weftCollType_t coll);
+// The collectives that fuse, in the order of FusionSettings' slots; nullopt for any other value (coll is
+// a caller's weftCollType_t, read as an int: see core/common/enum_value.h).
+std::optional<size_t> fusionSlot(int coll);
 const char* fusionCollName(size_t slot);
 
 // Checks a caller's config for `coll` and copies it (the caller may free its index list).

@@ -160,7 +160,7 @@ std::vector<std::vector<size_t>> planFusion(std::span<const HeldOp> held, const 
       if (setting.mode != weftFusionOff && !(bySize && bytes > threshold)) {
         auto it = openBucket.find(key);
         if (it != openBucket.end()) {
-          Bucket& b = buckets[it->second];
+          const Bucket& b = buckets[it->second];
           if ((bySize && b.bytes + bytes > threshold) || !b.mayJoin(footprint)) {
             openBucket.erase(it);
           } else {

@@ -21,11 +21,10 @@ constexpr std::align_val_t kAlignment{64};
 
 unsigned char* allocate(size_t bytes) { return static_cast<unsigned char*>(::operator new(bytes, kAlignment)); }
 
-using Side = std::function<void()>;
+}  // namespace
 
-// Seconds per iteration of each side (library) in each round, max across ranks: result[side][round]. Warm-up
-// first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M, ...), so
-// that none always runs right after the same other one.
+// Warm-up first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M,
+// ...), so that none always runs right after the same other one.
 std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options) {
   for (const Side& side : sides)
     for (int i = 0; i < options.warmupIters; ++i) side();
@@ -73,7 +72,18 @@ long long sumOverRanks(long long local) {
   return total;
 }
 
-}  // namespace
+void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, bool prepare) {
+  try {
+    if (prepare)
+      peer.prepare(desc, args);
+    else
+      peer.call(desc, args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "commperf: rank %d: %s: %s\n", rank, peer.library(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
 
 void weftCheck(weftResult_t result, const char* what, int rank) {
   if (result == weftSuccess) return;
@@ -147,25 +157,12 @@ void Bench::measureWeft(const Row& row, const CollCounts& counts, bool inPlace, 
   }
 }
 
-void Bench::peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, bool prepare) {
-  try {
-    if (prepare)
-      peer.prepare(desc, args);
-    else
-      peer.call(desc, args);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "commperf: rank %d: %s: %s\n", rank_, peer.library(), e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-}
-
 long long Bench::checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts) {
   CallArgs args = argsFor(row, counts, false);
   CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
   fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
   poisonOutput(ctx, args.recvbuff, counts.recvCount);
-  peerCall(peer, desc, args);
+  peerCall(peer, desc, args, rank_);
   bool checks = peer.checksRank(desc, rank_, options_.root);
   return sumOverRanks(checks ? static_cast<long long>(countWrong(ctx, args.recvbuff)) : 0);
 }
@@ -185,8 +182,8 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
     Peer* peer = peers_[p].get();
     row.peers[p].skipped = peer->unsupported(desc, row.type, row.op);
     if (!row.peers[p].skipped.empty()) continue;
-    peerCall(*peer, desc, args, true);
-    sides.emplace_back([this, &desc, &args, peer] { peerCall(*peer, desc, args); });
+    peerCall(*peer, desc, args, rank_, true);
+    sides.emplace_back([this, &desc, &args, peer] { peerCall(*peer, desc, args, rank_); });
     sideOf[p] = sides.size() - 1;
   }
   auto times = timeRounds(sides, options_);

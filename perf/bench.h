@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,18 @@ namespace commperf {
 // Prints the failing call, weftGetErrorString and weftGetLastErrorMessage, then MPI_Abort(1).
 void weftCheck(weftResult_t result, const char* what, int rank);
 
+// One call of a peer (or its prepare step); on failure prints the peer's message and aborts the job.
+void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, bool prepare = false);
+
+// One library's timed unit of work (one call, or one group of calls).
+using Side = std::function<void()>;
+
+// The timing loop the header describes, shared by the sweep (Bench) and --fusion (FusionBench): warm-up, then
+// options.rounds rounds in which every side, in rotating order, sleeps 2 ms (with more than one side), makes
+// one untimed call and then itersPerRound() timed ones. Seconds per call of each side in each round, max
+// across ranks: result[side][round]. Collective over MPI_COMM_WORLD.
+std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options);
+
 struct Measure {
   bool ran = false;     // false: no such form (in-place alltoall/sendrecv), or the peer cannot run it
   std::string skipped;  // why the peer cannot run it ("n/a" in the table)
@@ -31,6 +44,12 @@ struct Measure {
   double busBw = 0;             // GB/s
   long long wrong = -1;         // summed over ranks; -1 when not checked
 };
+
+// Fills m from one side's round times: median, min-max, algbw from `bytes` and busbw = algbw * busFactor.
+void fillMeasure(Measure& m, const std::vector<double>& roundSec, double bytes, double busFactor);
+
+// Sum of `local` over all ranks (MPI_COMM_WORLD).
+long long sumOverRanks(long long local);
 
 struct Row {
   const CollDesc* desc;
@@ -59,8 +78,6 @@ class Bench {
   CallArgs argsFor(const Row& row, const CollCounts& counts, bool inPlace);
   void measureWeft(const Row& row, const CollCounts& counts, bool inPlace, Measure& m);
   void measureWithPeers(Row& row, const CollCounts& counts);
-  // One call of a peer (or its prepare step); on failure prints the peer's message and aborts the job.
-  void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, bool prepare = false);
   long long checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts);
 
   weftComm_t comm_;

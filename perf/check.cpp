@@ -103,15 +103,15 @@ double combineFloat(double a, double b, weftRedOp_t op) {
 }
 
 template <class T>
-void fillTyped(const CheckContext& ctx, void* buffer, size_t count) {
+void fillTyped(const CheckContext& ctx, void* buffer, size_t count, size_t first) {
   T* out = static_cast<T*>(buffer);
   Pattern pattern = patternFor(ctx);
   bool isSigned = isSignedType(ctx.type);
-  for (size_t i = 0; i < count; ++i) out[i] = Codec<T>::encode(double(inputValue(ctx.rank, i, pattern, isSigned)));
+  for (size_t i = 0; i < count; ++i) out[i] = Codec<T>::encode(double(inputValue(ctx.rank, first + i, pattern, isSigned)));
 }
 
 template <class T>
-size_t countWrongTyped(const CheckContext& ctx, const void* recv) {
+size_t countWrongTyped(const CheckContext& ctx, const void* recv, size_t first) {
   const T* got = static_cast<const T*>(recv);
   Pattern pattern = patternFor(ctx);
   bool isSigned = isSignedType(ctx.type);
@@ -119,6 +119,7 @@ size_t countWrongTyped(const CheckContext& ctx, const void* recv) {
   size_t wrong = 0;
   for (size_t j = 0; j < ctx.counts.recvCount; ++j) {
     Source s = ctx.desc->source(j, ctx.counts.paramCount, ctx.rank, ctx.nranks, ctx.root);
+    s.index += first;
     double actual = Codec<T>::decode(got[j]);
     if (!s.reduced) {
       T expected = Codec<T>::encode(double(inputValue(s.rank, s.index, pattern, isSigned)));
@@ -180,8 +181,8 @@ auto withType(weftDataType_t type, F&& f) {
 
 }  // namespace
 
-void fillInput(const CheckContext& ctx, void* buffer, size_t count) {
-  withType(ctx.type, [&](auto tag) { fillTyped<decltype(tag)>(ctx, buffer, count); });
+void fillInput(const CheckContext& ctx, void* buffer, size_t count, size_t first) {
+  withType(ctx.type, [&](auto tag) { fillTyped<decltype(tag)>(ctx, buffer, count, first); });
 }
 
 void poisonOutput(const CheckContext& ctx, void* buffer, size_t count) {
@@ -191,9 +192,9 @@ void poisonOutput(const CheckContext& ctx, void* buffer, size_t count) {
   for (size_t i = 0; i < n; ++i) bytes[i] = 0x7f;
 }
 
-size_t countWrong(const CheckContext& ctx, const void* recv) {
+size_t countWrong(const CheckContext& ctx, const void* recv, size_t first) {
   if (!ctx.desc->checksRank(ctx.rank, ctx.root)) return 0;
-  return withType(ctx.type, [&](auto tag) { return countWrongTyped<decltype(tag)>(ctx, recv); });
+  return withType(ctx.type, [&](auto tag) { return countWrongTyped<decltype(tag)>(ctx, recv, first); });
 }
 
 }  // namespace commperf

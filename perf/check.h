@@ -22,14 +22,16 @@ struct CheckContext {
   CollCounts counts;
 };
 
-// Writes rank `ctx.rank`'s input elements [0, count) into buffer.
-void fillInput(const CheckContext& ctx, void* buffer, size_t count);
+// Writes rank `ctx.rank`'s input elements [first, first + count) into buffer. `first` lets several buffers be
+// slices of one longer input (--fusion's N buffers), so that a result that lands in the wrong buffer is caught.
+void fillInput(const CheckContext& ctx, void* buffer, size_t count, size_t first = 0);
 
 // Fills the output region with a pattern that no correct result matches everywhere (so a call that
 // writes nothing is caught).
 void poisonOutput(const CheckContext& ctx, void* buffer, size_t count);
 
 // Number of wrong elements among the recvCount results in `recv` (0 where this rank has nothing to check).
-size_t countWrong(const CheckContext& ctx, const void* recv);
+// `first`: the inputs were filled from that element on (fillInput's `first`).
+size_t countWrong(const CheckContext& ctx, const void* recv, size_t first = 0);
 
 }  // namespace commperf

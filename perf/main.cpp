@@ -17,6 +17,7 @@
 #include "bench.h"
 #include "bounds.h"
 #include "colls.h"
+#include "fusion_bench.h"
 #include "info.h"
 #include "options.h"
 #include "peer.h"
@@ -73,6 +74,14 @@ ParseResult checkAgainstRun(const Options& options, int nranks) {
   if (options.bounds && memory > 0 && 3.0 * static_cast<double>(options.boundsBytes) > 0.75 * memory)
     return {ParseStatus::kError, "--bounds_bytes " + std::to_string(options.boundsBytes) +
                                      ": three such arrays need more than 3/4 of this machine's memory"};
+  // --fusion allocates N buffer pairs and the single call's pair on every rank (all on this host).
+  for (const FusionCase& c : options.fusion) {
+    double perHost = fusionBytesPerRank(c) * nranks;
+    if (memory > 0 && perHost > 0.75 * memory)
+      return {ParseStatus::kError, "--fusion " + std::to_string(c.calls) + ":" + std::to_string(c.bytes) +
+                                       ": the buffers of " + std::to_string(nranks) +
+                                       " ranks need more than 3/4 of this machine's memory"};
+  }
   bool wantsGloo = std::find(options.peers.begin(), options.peers.end(), PeerKind::kGloo) != options.peers.end();
   if (wantsGloo && !glooBuiltIn())
     return {ParseStatus::kError,
@@ -147,10 +156,11 @@ int main(int argc, char** argv) {
   if (rank == 0) printHeader(out, options, info);
 
   Results results;
+  weftComm_t comm = nullptr;
+  if (!options.colls.empty() || !options.fusion.empty()) comm = initComm(rank, nranks);
   if (!options.colls.empty()) {
     std::vector<size_t> sizes = sweepSizes(options);
     size_t capacity = *std::max_element(sizes.begin(), sizes.end());
-    weftComm_t comm = initComm(rank, nranks);
     try {
       Bench bench(comm, rank, nranks, options, capacity, peers);
       for (const std::string& collName : options.colls) {
@@ -184,8 +194,30 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "commperf: rank %d: cannot allocate two buffers of %zu bytes\n", rank, capacity);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    weftCheck(weftCommDestroy(comm), "weftCommDestroy", rank);
   }
+  if (!options.fusion.empty()) {
+    FusionBench fusion(comm, rank, nranks, options, peers);
+    if (rank == 0) printFusionHeader(out, info);
+    for (const FusionCase& fusionCase : options.fusion) {
+      for (weftDataType_t type : options.types) {
+        for (weftRedOp_t op : options.ops) {
+          FusionRow row;
+          try {
+            row = fusion.run(fusionCase, type, op);
+          } catch (const std::bad_alloc&) {
+            std::fprintf(stderr, "commperf: rank %d: cannot allocate the buffers of --fusion %d:%zu\n", rank,
+                         fusionCase.calls, fusionCase.bytes);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+          }
+          results.totalWrong += row.wrong();
+          if (rank == 0) printFusionRow(out, row, info);
+          results.fusion.push_back(std::move(row));
+        }
+      }
+    }
+    if (rank == 0) printFusionFooter(out, results.fusion, info);
+  }
+  if (comm) weftCheck(weftCommDestroy(comm), "weftCommDestroy", rank);
   if (rank == 0) printSummary(out, results.colls, info);
 
   int code = results.totalWrong > 0 ? 1 : 0;

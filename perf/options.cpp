@@ -15,7 +15,7 @@ namespace commperf {
 
 namespace {
 
-enum LongOnly { kColl = 1000, kJson, kCsv, kPeer, kRounds, kBounds, kBoundsBytes, kGlooAllreduce };
+enum LongOnly { kColl = 1000, kJson, kCsv, kPeer, kRounds, kBounds, kBoundsBytes, kGlooAllreduce, kFusion };
 
 constexpr const char* kGlooAllreduceNames[] = {"ring", "bcube", "ring_chunked", "halving_doubling"};
 
@@ -38,6 +38,7 @@ const option kLongOptions[] = {
     {"bounds", no_argument, nullptr, kBounds},
     {"bounds_bytes", required_argument, nullptr, kBoundsBytes},
     {"gloo_allreduce", required_argument, nullptr, kGlooAllreduce},
+    {"fusion", required_argument, nullptr, kFusion},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -94,6 +95,7 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
   opterr = 0;
   optind = 0;  // glibc: 0 resets getopt's whole state, so that a second parse (the unit test's) starts afresh
   int option;
+  bool collGiven = false;
   while ((option = getopt_long(argc, argv, ":b:e:f:i:n:w:c:d:o:r:h", kLongOptions, nullptr)) != -1) {
     std::string arg = optarg ? optarg : "";
     long long number = 0;
@@ -151,6 +153,7 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         options.root = static_cast<int>(number);
         break;
       case kColl:
+        collGiven = true;
         if (arg == "all" || arg == "none") {
           options.colls.clear();
           if (arg == "all")
@@ -194,6 +197,11 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         options.glooAllreduce = arg;
         break;
       }
+      case kFusion: {
+        std::string message;
+        if (!parseFusionList(arg, options.fusion, message)) return error(message);
+        break;
+      }
       case 'h':
         return ParseResult{ParseStatus::kHelp, {}};
       case ':':
@@ -208,7 +216,10 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
     }
   }
   if (optind < argc) return error(std::string("unexpected argument '") + argv[optind] + "'");
-  if (options.colls.empty() && !options.bounds) return error("--coll none runs nothing without --bounds");
+  // --fusion runs its cases instead of the size sweep, unless --coll asks for both.
+  if (!options.fusion.empty() && !collGiven) options.colls.clear();
+  if (options.colls.empty() && !options.bounds && options.fusion.empty())
+    return error("--coll none runs nothing without --bounds or --fusion");
   if (options.minBytes > options.maxBytes) return error("--minbytes is larger than --maxbytes");
   if (options.minBytes == 0 && options.stepFactor > 1)
     return error("--minbytes 0 needs --stepfactor 1 (a factor never grows 0)");
@@ -242,6 +253,11 @@ std::string usage(const char* program) {
       "      --bounds               first measure memcpy and c=a+b bandwidth (1 and all threads) and a\n"
       "                             cache-line ping-pong between two processes (rank 0 only)\n"
       "      --bounds_bytes <size>  buffer size for --bounds (default 256M)\n"
+      "      --fusion <N:size,...>  time N allreduces of size bytes each in one group (weftGroupStart/End)\n"
+      "                             on N separate buffers: fused (weftFusionAuto), unfused (weftFusionOff),\n"
+      "                             one allreduce of N*size, and each --peer making N calls; launches per\n"
+      "                             group from weftCommGetStats. A comma list runs several cases\n"
+      "                             (1000:4K,100:64K). Replaces the size sweep unless --coll is given\n"
       "      --json <file>          also write every figure as JSON to file\n"
       "      --csv <file>           also write every figure as CSV to file\n"
       "  -h, --help                 this text\n";
@@ -287,6 +303,33 @@ bool parsePeerList(const std::string& text, std::vector<PeerKind>& peers, std::s
     list.push_back(*kind);
   }
   peers = std::move(list);
+  return true;
+}
+
+bool parseFusionList(const std::string& text, std::vector<FusionCase>& cases, std::string& error) {
+  const std::string expected = " (N:BYTES or a comma list such as 1000:4K,100:64K; N >= 1, BYTES >= 8)";
+  std::vector<FusionCase> list;
+  for (size_t pos = 0;;) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t colon = item.find(':');
+    long long calls = 0;
+    size_t bytes = 0;
+    if (colon == std::string::npos || !parseInt(item.substr(0, colon), 1, 1 << 20, calls) ||
+        !parseByteCount(item.substr(colon + 1), bytes) || bytes < 8) {
+      error = "invalid --fusion '" + text + "'" + (item == text ? "" : ": '" + item + "'") + expected;
+      return false;
+    }
+    // N * BYTES must fit the single call's buffer (and size_t).
+    if (bytes > std::numeric_limits<size_t>::max() / static_cast<size_t>(calls)) {
+      error = "invalid --fusion '" + text + "': " + item + " is too large" + expected;
+      return false;
+    }
+    list.push_back({static_cast<int>(calls), bytes});
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  cases = std::move(list);
   return true;
 }
 

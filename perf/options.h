@@ -13,6 +13,13 @@ namespace commperf {
 // A library run side by side with Weft.
 enum class PeerKind { kMpi, kGloo };
 
+// One --fusion case: `calls` AllReduces of `bytes` each, issued in one group.
+struct FusionCase {
+  int calls = 0;
+  size_t bytes = 0;
+  bool operator==(const FusionCase&) const = default;
+};
+
 struct Options {
   size_t minBytes = 8;
   size_t maxBytes = 64ull << 20;
@@ -25,7 +32,8 @@ struct Options {
   int root = 0;
   std::vector<weftDataType_t> types{weftFloat32};
   std::vector<weftRedOp_t> ops{weftSum};
-  std::vector<std::string> colls{"allreduce"};  // empty: no sweep (--coll none)
+  std::vector<std::string> colls{"allreduce"};  // empty: no sweep (--coll none, or --fusion without --coll)
+  std::vector<FusionCase> fusion;               // --fusion, in the order given; empty: no fusion cases
   std::vector<PeerKind> peers;         // --peer, in the order given (the table's column order); empty: Weft alone
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
   bool bounds = false;
@@ -56,6 +64,10 @@ bool parseByteCount(const std::string& text, size_t& value);
 std::vector<size_t> sweepSizes(const Options& options);
 
 const char* peerName(PeerKind peer);  // "mpi", "gloo"
+
+// --fusion's argument: "N:BYTES" or a comma list ("1000:4K,100:64K"), N >= 1, BYTES >= 8 (one element of every
+// type). False with `error` set on anything else.
+bool parseFusionList(const std::string& text, std::vector<FusionCase>& cases, std::string& error);
 
 // --peer's argument: "none", one library or a comma list ("mpi,gloo"). False with `error` set on an unknown or
 // empty name, a library named twice, or "none" listed with others.

@@ -39,6 +39,9 @@ class Peer {
   // classic algorithm classes bind their buffers when built, so they are built once here, not per call.
   virtual void prepare(const CollDesc& /*desc*/, const CallArgs& /*args*/) {}
   virtual void release() {}
+  // Empty when calls of one shape may go to many buffer sets in turn (--fusion's N buffers, no prepare);
+  // otherwise why not (printed as n/a).
+  virtual std::string unsupportedManyBuffers(const CollDesc& /*desc*/) const { return {}; }
 
   // One out-of-place call, with Weft's buffer conventions (colls.h). Throws PeerError on failure.
   virtual void call(const CollDesc& desc, const CallArgs& args) = 0;

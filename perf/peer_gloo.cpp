@@ -187,6 +187,11 @@ class GlooPeer final : public Peer {
     shape_.reset();
   }
 
+  std::string unsupportedManyBuffers(const CollDesc& desc) const override {
+    if (!usesClassic(desc.kind)) return {};
+    return "Gloo's classic classes bind one buffer set when built (--gloo_allreduce ring or bcube)";
+  }
+
   void call(const CollDesc& desc, const CallArgs& a) override {
     try {
       if (a.count == 0) return;  // nothing to move; Gloo's checks reject empty buffers

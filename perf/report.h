@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "fusion_bench.h"
 #include "info.h"
 #include "options.h"
 #include "summary.h"
@@ -21,11 +22,18 @@ void printCollFooter(std::FILE* out, const CollSummary& coll, const RunInfo& inf
 // With a peer: one line per collective with both average bus bandwidths and the ratio.
 void printSummary(std::FILE* out, const std::vector<CollSummary>& colls, const RunInfo& info);
 
+// --fusion: the header (what each column times), one line per case, type and op, then the footer (per case:
+// the ratios against their targets and the launches per group; the wrong values of every form).
+void printFusionHeader(std::FILE* out, const RunInfo& info);
+void printFusionRow(std::FILE* out, const FusionRow& row, const RunInfo& info);
+void printFusionFooter(std::FILE* out, const std::vector<FusionRow>& rows, const RunInfo& info);
+
 // Everything a run produced, for the files.
 struct Results {
   std::vector<Row> rows;
   std::vector<CollSummary> colls;
-  long long totalWrong = 0;
+  std::vector<FusionRow> fusion;  // --fusion's cases, in order
+  long long totalWrong = 0;       // the sweep's and --fusion's
 };
 
 // False (with errno set by stdio) when the file cannot be written.

@@ -95,6 +95,50 @@ std::string jsonPeers(const RunInfo& info, const Results& results) {
   return text + (info.peers.empty() ? "]" : "\n  ]");
 }
 
+// A Weft form of --fusion: the measure with the launches per group (weftCommGetStats deltas).
+std::string jsonFusionForm(const Measure& m, const LaunchStats& stats) {
+  std::string measure = jsonMeasure(m);
+  if (measure == "null") return measure;
+  measure.pop_back();  // the closing brace
+  if (!stats.measured) return measure + ", \"launches\": null, \"ops\": null, \"bytes_fused\": null}";
+  return measure + ", \"launches\": " + std::to_string(stats.launches) +
+         ", \"launches_min\": " + std::to_string(stats.launchesMin) + ", \"ops\": " + std::to_string(stats.ops) +
+         ", \"bytes_fused\": " + std::to_string(stats.bytesFused) + "}";
+}
+
+// --fusion as given: [{"calls": 1000, "bytes": 4096}, ...].
+std::string jsonFusionCases(const Options& options) {
+  std::string text = "[";
+  for (size_t i = 0; i < options.fusion.size(); ++i)
+    text += std::string(i ? ", " : "") + "{\"calls\": " + std::to_string(options.fusion[i].calls) +
+            ", \"bytes\": " + std::to_string(options.fusion[i].bytes) + "}";
+  return text + "]";
+}
+
+std::string ratioOrNull(double ratio) { return ratio > 0 ? number(ratio) : "null"; }
+
+std::string jsonFusion(const std::vector<FusionRow>& rows, const RunInfo& info) {
+  std::string text = "[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const FusionRow& row = rows[i];
+    std::string peers;
+    for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p)
+      peers += std::string(p ? ",\n       " : "") + jsonString(info.peers[p].library) +
+               ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) + ", \"skipped\": " + orNull(row.peers[p].skipped) +
+               ", \"ratio\": " + ratioOrNull(row.peerOverFused(p)) + "}";
+    text += std::string(i ? "," : "") + "\n    {\"calls\": " + std::to_string(row.fusionCase.calls) +
+            ", \"bytes\": " + std::to_string(row.bytes) + ", \"count\": " + std::to_string(row.count) +
+            ", \"total_bytes\": " + std::to_string(row.totalBytes()) + ", \"type\": \"" + typeName(row.type) +
+            "\", \"redop\": \"" + opName(row.op) + "\",\n     \"fused\": " + jsonFusionForm(row.fused, row.fusedStats) +
+            ",\n     \"unfused\": " + jsonFusionForm(row.unfused, row.unfusedStats) +
+            ",\n     \"single\": " + jsonFusionForm(row.single, row.singleStats) +
+            ",\n     \"ratios\": {\"unfused_over_fused\": " + ratioOrNull(row.unfusedOverFused()) +
+            ", \"fused_over_single\": " + ratioOrNull(row.fusedOverSingle()) + "},\n     \"peers\": {" + peers +
+            "}}";
+  }
+  return text + (rows.empty() ? "]" : "\n  ]");
+}
+
 std::string jsonBounds(const std::optional<Bounds>& b) {
   if (!b) return "null";
   return "{\"bytes\": " + std::to_string(b->bytes) + ", \"threads\": " + std::to_string(b->threads) +
@@ -122,10 +166,10 @@ bool writeJson(const std::string& path, const Options& options, const RunInfo& i
   std::fprintf(f,
                "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %zu, \"stepbytes\": %zu, "
                "\"iters\": %d, \"rounds\": %d, \"iters_per_round\": %d, \"warmup_iters\": %d, \"check\": %d, "
-               "\"root\": %d, \"gloo_allreduce\": %s},\n",
+               "\"root\": %d, \"gloo_allreduce\": %s, \"fusion\": %s},\n",
                options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes, options.iters,
                options.rounds, options.itersPerRound(), options.warmupIters, options.check ? 1 : 0, options.root,
-               jsonString(options.glooAllreduce).c_str());
+               jsonString(options.glooAllreduce).c_str(), jsonFusionCases(options).c_str());
   std::fprintf(f, "  \"bounds\": %s,\n", jsonBounds(info.bounds).c_str());
   std::fprintf(f, "  \"results\": [");
   for (size_t i = 0; i < results.rows.size(); ++i) {
@@ -150,7 +194,8 @@ bool writeJson(const std::string& path, const Options& options, const RunInfo& i
                  i ? "," : "", c.desc->name, jsonString(c.weftAlgorithm).c_str(), libraryMembers(c.weft).c_str(),
                  peers.c_str());
   }
-  std::fprintf(f, "\n  ],\n  \"out_of_bounds\": %lld\n}\n", results.totalWrong);
+  std::fprintf(f, "\n  ],\n  \"fusion\": %s,\n", jsonFusion(results.fusion, info).c_str());
+  std::fprintf(f, "  \"out_of_bounds\": %lld\n}\n", results.totalWrong);
   bool ok = !std::ferror(f);
   return std::fclose(f) == 0 && ok;
 }

@@ -1,6 +1,7 @@
 // Fusion settings and communicator statistics of the C ABI (the Ex calls are in collective_api.cpp).
 #include "core/api/guard.h"
 #include "core/comm/comm.h"
+#include "core/common/enum_value.h"
 #include "fusion/fusion_config.h"
 
 using namespace weft;
@@ -10,12 +11,12 @@ extern "C" {
 WEFT_API weftResult_t weftCommSetFusion(weftComm_t comm, weftCollType_t coll, const weftFusionConfig_t* config) {
   return guarded(__func__, [&] {
     requireComm(comm);
-    std::optional<size_t> slot = fusionSlot(coll);
+    std::optional<size_t> slot = fusionSlot(enumValue(coll));
     if (!slot) {
       fail(weftInvalidArgument,
            "coll {}: fusion applies to weftCollAllReduce, weftCollAllGather and "
            "weftCollReduceScatter",
-           static_cast<int>(coll));
+           enumValue(coll));
     }
     std::optional<FusionSetting> setting;
     if (config != nullptr) setting = settingFromConfig(coll, *config);

@@ -35,6 +35,13 @@ def main():
         (["--csv", "/nonexistent-dir/x.csv", "-e", "8"], "cannot write /nonexistent-dir/x.csv"),
         (["stray"], "unexpected argument 'stray'"),
         (["--csv"], "needs an argument"),
+        (["--fusion", "1000"], "invalid --fusion '1000'"),
+        (["--fusion", "0:4K"], "invalid --fusion '0:4K'"),
+        (["--fusion", "10:4"], "invalid --fusion '10:4'"),
+        (["--fusion", "10:4K,"], "invalid --fusion '10:4K,'"),
+        (["--fusion", "10:4K,x:1M"], "invalid --fusion '10:4K,x:1M': 'x:1M'"),
+        (["--fusion", "1048576:1G"], "more than 3/4 of this machine's memory"),
+        (["--coll", "none", "--fusion"], "needs an argument"),
     ]
     if not gloo_built:
         cases.append((["--peer", "gloo"], "built without Gloo"))

@@ -239,6 +239,31 @@ TEST(Options, BadPeerListsSayWhatIsWrong) {
   }
 }
 
+TEST(Options, FusionCases) {
+  Options o;
+  ASSERT_EQ(parse({"--fusion", "1000:4K,100:64K,3:10"}, o).status, ParseStatus::kRun);
+  std::vector<FusionCase> want{{1000, 4096}, {100, 65536}, {3, 10}};
+  EXPECT_EQ(o.fusion, want);
+  EXPECT_TRUE(o.colls.empty());  // --fusion alone replaces the size sweep
+  Options both;
+  ASSERT_EQ(parse({"--coll", "allgather", "--fusion", "8:1M"}, both).status, ParseStatus::kRun);
+  EXPECT_EQ(both.colls, std::vector<std::string>{"allgather"});
+  EXPECT_EQ(both.fusion, (std::vector<FusionCase>{{8, 1u << 20}}));
+  Options fusionOnly;  // --coll none with --fusion runs the cases alone
+  EXPECT_EQ(parse({"--coll", "none", "--fusion", "2:8"}, fusionOnly).status, ParseStatus::kRun);
+  Options defaults;
+  ASSERT_EQ(parse({}, defaults).status, ParseStatus::kRun);
+  EXPECT_TRUE(defaults.fusion.empty());
+  EXPECT_EQ(defaults.colls, std::vector<std::string>{"allreduce"});
+  for (const char* bad : {"", "1000", "1000:", ":4K", "0:4K", "-1:4K", "10:4", "10:7B", "10:4K,", ",10:4K", "10:4X",
+                          "x:4K", "2000000:8", "10:4K:1", "4:18446744073709551615"}) {
+    Options b;
+    ParseResult r = parse({"--fusion", bad}, b);
+    EXPECT_EQ(r.status, ParseStatus::kError) << bad;
+    EXPECT_NE(r.error.find("invalid --fusion"), std::string::npos) << r.error;
+  }
+}
+
 TEST(Options, BadFlagsSayWhatIsWrong) {
   struct Case {
     std::vector<std::string> args;

@@ -30,6 +30,7 @@ class Group {
     const uintptr_t in = nextAddress_;
     const uintptr_t out = in + bytes;
     nextAddress_ = out + bytes;
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): addresses only, never dereferenced
     return addOn(kind, reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out), count, fusionId, type, op,
                  stream);
   }
@@ -169,7 +170,7 @@ TEST(FusionPlanner, ACallTouchingWhatAnInterveningCallWritesIsNotMovedAcrossIt) 
 TEST(FusionPlanner, InPlaceCallsOnDisjointBuffersFuse) {
   std::vector<float> block(1024);
   Group g;
-  for (int i = 0; i < 8; ++i) g.addOn(OpKind::AllReduce, block.data() + i * 128, block.data() + i * 128, 128);
+  for (size_t i = 0; i < 8; ++i) g.addOn(OpKind::AllReduce, block.data() + i * 128, block.data() + i * 128, 128);
   EXPECT_EQ(g.plan().size(), 1u);
 }
 

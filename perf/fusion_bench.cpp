@@ -1,0 +1,226 @@
+#include "fusion_bench.h"
+
+#include <mpi.h>
+
+#include <new>
+
+#include "check.h"
+#include "colls.h"
+#include "types.h"
+
+namespace commperf {
+
+namespace {
+
+constexpr std::align_val_t kAlignment{64};
+
+// The buffers of one case. The N pairs are separate allocations, send and receive interleaved, so no two
+// sends (or receives) are neighbours and the library cannot treat them as one block.
+class FusionBuffers {
+ public:
+  FusionBuffers(int calls, size_t bytes, size_t totalBytes) {
+    try {
+      for (int i = 0; i < calls; ++i) {
+        send.push_back(allocate(bytes));
+        recv.push_back(allocate(bytes));
+      }
+      singleSend = allocate(totalBytes);
+      singleRecv = allocate(totalBytes);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~FusionBuffers() { release(); }
+  FusionBuffers(const FusionBuffers&) = delete;
+  FusionBuffers& operator=(const FusionBuffers&) = delete;
+
+  std::vector<unsigned char*> send, recv;
+  unsigned char* singleSend = nullptr;
+  unsigned char* singleRecv = nullptr;
+
+ private:
+  static unsigned char* allocate(size_t bytes) {
+    return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
+  }
+  static void free(unsigned char* p) {
+    if (p) ::operator delete(p, kAlignment);
+  }
+  void release() {
+    for (unsigned char* p : send) free(p);
+    for (unsigned char* p : recv) free(p);
+    send.clear();
+    recv.clear();
+    free(singleSend);
+    free(singleRecv);
+    singleSend = singleRecv = nullptr;
+  }
+};
+
+}  // namespace
+
+double FusionRow::ratio(const Measure& a, const Measure& b) {
+  if (!a.ran || !b.ran || a.timeUs <= 0 || b.timeUs <= 0) return 0;
+  return a.timeUs / b.timeUs;
+}
+
+long long FusionRow::wrong() const {
+  long long total = 0;
+  for (const Measure* m : {&fused, &unfused, &single})
+    if (m->ran && m->wrong > 0) total += m->wrong;
+  for (const Measure& m : peers)
+    if (m.ran && m.wrong > 0) total += m.wrong;
+  return total;
+}
+
+double fusionBytesPerRank(const FusionCase& fusionCase) {
+  return 4.0 * fusionCase.calls * static_cast<double>(fusionCase.bytes);
+}
+
+FusionBench::FusionBench(weftComm_t comm, int rank, int nranks, const Options& options, const Peers& peers)
+    : comm_(comm), rank_(rank), nranks_(nranks), options_(options), peers_(peers) {}
+
+FusionBench::~FusionBench() {
+  // Back to the environment's setting; a failure here changes nothing that is measured.
+  if (modeSet_) weftCommSetFusion(comm_, weftCollAllReduce, nullptr);
+}
+
+void FusionBench::setMode(weftFusionMode_t mode) {
+  if (modeSet_ && mode_ == mode) return;
+  weftFusionConfig_t config = WEFT_FUSION_CONFIG_INITIALIZER;
+  config.mode = mode;
+  weftCheck(weftCommSetFusion(comm_, weftCollAllReduce, &config), "weftCommSetFusion", rank_);
+  modeSet_ = true;
+  mode_ = mode;
+}
+
+LaunchStats FusionBench::launchesOf(const Side& call) {
+  weftCommStats_t before = WEFT_COMM_STATS_INITIALIZER, after = WEFT_COMM_STATS_INITIALIZER;
+  weftCheck(weftCommGetStats(comm_, &before), "weftCommGetStats", rank_);
+  call();
+  weftCheck(weftCommGetStats(comm_, &after), "weftCommGetStats", rank_);
+  long long local[4] = {static_cast<long long>(after.opsSubmitted - before.opsSubmitted),
+                        static_cast<long long>(after.collectivesLaunched - before.collectivesLaunched),
+                        static_cast<long long>(after.bytesFused - before.bytesFused), 0};
+  local[3] = -local[1];  // the minimum of the launches, as the maximum of their negation
+  long long global[4] = {};
+  MPI_Allreduce(local, global, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  LaunchStats s;
+  s.measured = true;
+  s.ops = global[0];
+  s.launches = global[1];
+  s.bytesFused = global[2];
+  s.launchesMin = -global[3];
+  return s;
+}
+
+FusionRow FusionBench::run(const FusionCase& fusionCase, weftDataType_t type, weftRedOp_t op) {
+  const CollDesc& desc = *findColl("allreduce");
+  size_t elemSize = typeSize(type);
+  int calls = fusionCase.calls;
+  FusionRow row;
+  row.fusionCase = fusionCase;
+  row.count = fusionCase.bytes / elemSize;
+  row.bytes = row.count * elemSize;
+  row.type = type;
+  row.op = op;
+  size_t count = row.count, total = row.count * static_cast<size_t>(calls);
+
+  FusionBuffers buffers(calls, row.bytes, row.totalBytes());
+  CheckContext ctx{&desc, type, op, rank_, nranks_, options_.root, desc.counts(count, rank_, nranks_)};
+  CheckContext singleCtx{&desc, type, op, rank_, nranks_, options_.root, desc.counts(total, rank_, nranks_)};
+  // Buffer i holds elements [i * count, (i + 1) * count) of one input, the single call's buffer all of them.
+  auto fillInputs = [&] {
+    for (int i = 0; i < calls; ++i) fillInput(ctx, buffers.send[i], count, static_cast<size_t>(i) * count);
+    fillInput(singleCtx, buffers.singleSend, total);
+  };
+  auto poisonOutputs = [&] {
+    for (int i = 0; i < calls; ++i) poisonOutput(ctx, buffers.recv[i], count);
+  };
+  auto countWrongOutputs = [&] {
+    long long wrong = 0;
+    for (int i = 0; i < calls; ++i)
+      wrong += static_cast<long long>(countWrong(ctx, buffers.recv[i], static_cast<size_t>(i) * count));
+    return sumOverRanks(wrong);
+  };
+  fillInputs();
+
+  std::vector<CallArgs> args;
+  args.reserve(static_cast<size_t>(calls));
+  for (int i = 0; i < calls; ++i)
+    args.push_back(
+        CallArgs{buffers.send[i], buffers.recv[i], count, type, op, options_.root, rank_, nranks_, comm_});
+  CallArgs singleArgs{
+      buffers.singleSend, buffers.singleRecv, total, type, op, options_.root, rank_, nranks_, comm_};
+
+  auto group = [&] {
+    weftCheck(weftGroupStart(), "weftGroupStart", rank_);
+    for (const CallArgs& a : args) weftCheck(desc.call(a), "weftAllReduce (in a group)", rank_);
+    weftCheck(weftGroupEnd(), "weftGroupEnd", rank_);
+  };
+  auto single = [&] { weftCheck(desc.call(singleArgs), "weftAllReduce (single)", rank_); };
+
+  // Sides 0-2 are Weft's forms; each peer that can run this shape on N buffer sets adds one.
+  std::vector<Side> sides{[&] {
+                            setMode(weftFusionAuto);
+                            group();
+                          },
+                          [&] {
+                            setMode(weftFusionOff);
+                            group();
+                          },
+                          single};
+  std::vector<size_t> sideOf(peers_.size(), 0);  // 0: the peer skips this shape
+  row.peers.resize(peers_.size());
+  for (size_t p = 0; p < peers_.size(); ++p) {
+    Peer* peer = peers_[p].get();
+    std::string skipped = peer->unsupported(desc, type, op);
+    if (skipped.empty()) skipped = peer->unsupportedManyBuffers(desc);
+    row.peers[p].skipped = skipped;
+    if (!skipped.empty()) continue;
+    sides.emplace_back([this, &desc, &args, peer] {
+      for (const CallArgs& a : args) peerCall(*peer, desc, a, rank_);
+    });
+    sideOf[p] = sides.size() - 1;
+  }
+
+  auto times = timeRounds(sides, options_);
+  double bytes = static_cast<double>(row.totalBytes());
+  double busFactor = desc.busFactor(nranks_);
+  fillMeasure(row.fused, times[0], bytes, busFactor);
+  fillMeasure(row.unfused, times[1], bytes, busFactor);
+  fillMeasure(row.single, times[2], bytes, busFactor);
+  for (size_t p = 0; p < peers_.size(); ++p)
+    if (sideOf[p]) fillMeasure(row.peers[p], times[sideOf[p]], bytes, busFactor);
+
+  // One more group of each form, untimed: the statistics' deltas around it and, with -c 1, its results from
+  // fresh inputs into poisoned outputs. The buffers are shared, so every form starts afresh.
+  auto probeGroup = [&](weftFusionMode_t mode, Measure& m, LaunchStats& s) {
+    if (options_.check) {
+      fillInputs();
+      poisonOutputs();
+    }
+    setMode(mode);
+    s = launchesOf(group);
+    if (options_.check) m.wrong = countWrongOutputs();
+  };
+  probeGroup(weftFusionAuto, row.fused, row.fusedStats);
+  probeGroup(weftFusionOff, row.unfused, row.unfusedStats);
+  if (options_.check) poisonOutput(singleCtx, buffers.singleRecv, total);
+  row.singleStats = launchesOf(single);
+  if (options_.check)
+    row.single.wrong = sumOverRanks(static_cast<long long>(countWrong(singleCtx, buffers.singleRecv)));
+  if (options_.check) {
+    for (size_t p = 0; p < peers_.size(); ++p) {
+      if (!sideOf[p]) continue;
+      Peer& peer = *peers_[p];
+      fillInputs();
+      poisonOutputs();
+      for (const CallArgs& a : args) peerCall(peer, desc, a, rank_);
+      row.peers[p].wrong = peer.checksRank(desc, rank_, options_.root) ? countWrongOutputs() : sumOverRanks(0);
+    }
+  }
+  return row;
+}
+
+}  // namespace commperf

@@ -1,0 +1,85 @@
+// --fusion N:BYTES: N AllReduces of BYTES each, issued between weftGroupStart and weftGroupEnd on N separately
+// allocated buffer pairs (so that the library has to pack them itself), timed four ways with the sweep's
+// machinery (timeRounds: warm-up, rounds taken in turns with a rotating first side, medians and min-max):
+//
+//   fused    the group with weftCommSetFusion(comm, weftCollAllReduce, auto)
+//   unfused  the same group with weftFusionOff
+//   single   one weftAllReduce of N*BYTES (contiguous buffers): what fusion can at best approach
+//   peers    each --peer library making N calls on the same N buffers (MPI: N MPI_Allreduce)
+//
+// Times are per group (per call for single). The launches per group come from weftCommGetStats deltas around
+// one untimed group. With -c 1, every form is checked once; the N buffers hold consecutive slices of one
+// input, so a result that lands in the wrong buffer is caught.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+#include "options.h"
+#include "peer.h"
+#include "weft/weft.h"
+
+namespace commperf {
+
+// weftCommGetStats deltas around one group (or call): the largest over the ranks, which should all agree.
+struct LaunchStats {
+  bool measured = false;
+  long long ops = 0;          // opsSubmitted
+  long long launches = 0;     // collectivesLaunched
+  long long bytesFused = 0;   // bytesFused
+  long long launchesMin = 0;  // the smallest launch count of any rank
+  bool agree() const { return launches == launchesMin; }
+};
+
+struct FusionRow {
+  FusionCase fusionCase;  // as given (bytes before rounding down to whole elements)
+  size_t count = 0;       // elements per call
+  size_t bytes = 0;       // bytes per call: count * element size
+  weftDataType_t type = weftFloat32;
+  weftRedOp_t op = weftSum;
+  Measure fused, unfused, single;  // busbw from N * bytes, as one AllReduce of that size
+  LaunchStats fusedStats, unfusedStats, singleStats;
+  std::vector<Measure> peers;  // in --peer order: N calls of each peer
+
+  size_t totalBytes() const { return bytes * static_cast<size_t>(fusionCase.calls); }
+  // a's time / b's time (medians); 0 when either is missing.
+  static double ratio(const Measure& a, const Measure& b);
+  double unfusedOverFused() const { return ratio(unfused, fused); }
+  double fusedOverSingle() const { return ratio(fused, single); }
+  double peerOverFused(size_t peer) const { return peer < peers.size() ? ratio(peers[peer], fused) : 0; }
+  long long wrong() const;  // over every checked form
+};
+
+class FusionBench {
+ public:
+  // peers may be empty; they must outlive the FusionBench. Leaves the communicator's AllReduce fusion setting
+  // at the environment's (weftCommSetFusion with NULL) when destroyed.
+  FusionBench(weftComm_t comm, int rank, int nranks, const Options& options, const Peers& peers);
+  ~FusionBench();
+  FusionBench(const FusionBench&) = delete;
+  FusionBench& operator=(const FusionBench&) = delete;
+
+  FusionRow run(const FusionCase& fusionCase, weftDataType_t type, weftRedOp_t op);
+
+ private:
+  // Sets the communicator's AllReduce fusion mode when it is not already that one (so that a side switches
+  // modes in the untimed call that starts its turn, not in the timed ones).
+  void setMode(weftFusionMode_t mode);
+  // Runs `call` once and returns the statistics' deltas around it. Collective over MPI_COMM_WORLD.
+  LaunchStats launchesOf(const Side& call);
+
+  weftComm_t comm_;
+  int rank_;
+  int nranks_;
+  const Options& options_;
+  const Peers& peers_;
+  bool modeSet_ = false;
+  weftFusionMode_t mode_ = weftFusionOff;
+};
+
+// Bytes one rank allocates for a case: N send and receive buffers plus the single call's pair.
+double fusionBytesPerRank(const FusionCase& fusionCase);
+
+}  // namespace commperf
