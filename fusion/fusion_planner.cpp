@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -78,37 +79,6 @@ class RangeSet {
 // What makes operations compatible; segment is the Index mode's.
 using Key = std::tuple<OpKind, const weftComm*, weftDataType_t, weftRedOp_t, const weftStream*, int, int>;
 
-struct Bucket {
-  size_t group = 0;  // index of its group in the plan
-  size_t bytes = 0;
-  RangeSet memberWrites;
-  // Memory touched by operations issued since the bucket opened that did not join it.
-  RangeSet laterReads;
-  RangeSet laterWrites;
-
-  // Whether an operation with footprint f may run at the bucket's place instead of its own.
-  bool mayJoin(const Footprint& f) const {
-    return !memberWrites.overlaps(f.read) && !memberWrites.overlaps(f.written) && !laterWrites.overlaps(f.read) &&
-           !laterWrites.overlaps(f.written) && !laterReads.overlaps(f.written);
-  }
-};
-
-// Settings looked up once per communicator and collective per group.
-class SettingCache {
- public:
-  explicit SettingCache(const FusionSettingOf& settingOf) : settingOf_(settingOf) {}
-  const FusionSetting& get(const weftComm* comm, size_t slot) {
-    auto key = std::make_pair(comm, slot);
-    auto it = cache_.find(key);
-    if (it == cache_.end()) it = cache_.emplace(key, settingOf_(comm, slot)).first;
-    return it->second;
-  }
-
- private:
-  const FusionSettingOf& settingOf_;
-  std::map<std::pair<const weftComm*, size_t>, FusionSetting> cache_;
-};
-
 std::optional<size_t> slotOf(OpKind kind) {
   switch (kind) {
     case OpKind::AllReduce:
@@ -122,6 +92,22 @@ std::optional<size_t> slotOf(OpKind kind) {
   }
 }
 
+// A bucket: the fusable calls that one launch will run, while more may still join it.
+struct Bucket {
+  size_t launch = 0;  // its launch's number
+  size_t bytes = 0;
+  RangeSet memberWrites;
+  // Memory touched by calls issued since the bucket opened that did not join it.
+  RangeSet laterReads;
+  RangeSet laterWrites;
+
+  // Whether a call with footprint f may run at the bucket's place instead of its own.
+  bool mayJoin(const Footprint& f) const {
+    return !memberWrites.overlaps(f.read) && !memberWrites.overlaps(f.written) && !laterWrites.overlaps(f.read) &&
+           !laterWrites.overlaps(f.written) && !laterReads.overlaps(f.written);
+  }
+};
+
 }  // namespace
 
 size_t fusionBytes(const Op& op) {
@@ -129,87 +115,157 @@ size_t fusionBytes(const Op& op) {
   return op.kind == OpKind::ReduceScatter ? bytes * static_cast<size_t>(op.comm->nranks) : bytes;
 }
 
-std::vector<std::vector<size_t>> planFusion(std::span<const HeldOp> held, const FusionSettingOf& settingOf) {
-  SettingCache settings(settingOf);
-  std::vector<std::vector<size_t>> plan;
+// One launch: a bucket's calls (indices in issue order), or a call that does not fuse.
+struct Launch {
+  std::vector<size_t> members;
+  bool closed;  // nothing can join it any more
+  // Only buckets go before the group's end: Send/Recv must start together with the rest of the group,
+  // and a call that does not fuse gains nothing by going alone on another thread.
+  bool bucket;
+};
+
+struct FusionPlanner::State {
+  explicit State(FusionSettingOf of) : settingOf(std::move(of)) {}
+
+  FusionSettingOf settingOf;
+  std::map<std::pair<const weftComm*, size_t>, FusionSetting> settings;  // looked up once per group
+  std::vector<HeldOp> calls;
+  std::deque<Launch> launches;  // not taken yet, in launch order
+  size_t taken = 0;             // launches taken so far: launch numbers count from the group's start
   std::vector<Bucket> buckets;
-  std::map<Key, size_t> openBucket;               // key -> index into buckets
+  std::map<Key, size_t> open;                     // key -> bucket that calls may still join
   std::map<const weftComm*, int> allReduceIndex;  // Index mode's op counter
 
-  for (size_t i = 0; i < held.size(); ++i) {
-    const Op& op = held[i].op;
-    const Footprint footprint = footprintOf(op);
-    std::optional<size_t> joined;
-    std::optional<size_t> slot = slotOf(op.kind);
-    int index = op.kind == OpKind::AllReduce ? allReduceIndex[op.comm]++ : 0;
-    if (slot && op.fusionId != 0 && !op.members) {
-      const FusionSetting& setting = settings.get(op.comm, *slot);
-      const size_t bytes = fusionBytes(op);
-      const bool bySize = setting.mode == weftFusionAuto || setting.mode == weftFusionSize;
-      const size_t threshold = setting.mode == weftFusionAuto ? kAutoFusionBytes : setting.thresholdBytes;
-      int segment =
-          static_cast<int>(std::upper_bound(setting.splitIndices.begin(), setting.splitIndices.end(), index) -
-                           setting.splitIndices.begin());
-      Key key{op.kind,
-              op.comm,
-              op.args.type,
-              op.args.op,
-              held[i].stream,
-              op.fusionId,
-              setting.mode == weftFusionIndex ? segment : 0};
-      if (setting.mode != weftFusionOff && !(bySize && bytes > threshold)) {
-        auto it = openBucket.find(key);
-        if (it != openBucket.end()) {
-          const Bucket& b = buckets[it->second];
-          if ((bySize && b.bytes + bytes > threshold) || !b.mayJoin(footprint)) {
-            openBucket.erase(it);
-          } else {
-            joined = it->second;
-          }
-        }
-        if (!joined) {
-          joined = buckets.size();
-          buckets.emplace_back().group = plan.size();
-          plan.emplace_back();
-          openBucket[key] = *joined;
-        }
-        Bucket& b = buckets[*joined];
-        plan[b.group].push_back(i);
-        b.bytes += bytes;
-        b.memberWrites.add(footprint.written);
-      }
-    }
-    if (!joined) plan.push_back({i});
-    for (const auto& [key, b] : openBucket) {
-      if (joined && b == *joined) continue;
-      buckets[b].laterReads.add(footprint.read);
-      buckets[b].laterWrites.add(footprint.written);
-    }
-  }
-  return plan;
+  const FusionSetting& setting(const weftComm* comm, size_t slot);
+  Launch& launchOfBucket(size_t bucket) { return launches[buckets[bucket].launch - taken]; }
+  void close(std::map<Key, size_t>::iterator bucket);
+  void closeSegmentsBefore(const weftComm* comm, int segment);
+  void add(const HeldOp& call);
+};
+
+FusionPlanner::FusionPlanner(FusionSettingOf settingOf) : state_(std::make_unique<State>(std::move(settingOf))) {}
+FusionPlanner::~FusionPlanner() = default;
+void FusionPlanner::add(const HeldOp& call) { state_->add(call); }
+
+const FusionSetting& FusionPlanner::State::setting(const weftComm* comm, size_t slot) {
+  auto key = std::make_pair(comm, slot);
+  auto it = settings.find(key);
+  if (it == settings.end()) it = settings.emplace(key, settingOf(comm, slot)).first;
+  return it->second;
 }
 
-std::vector<HeldOp> fuseGroup(std::span<const HeldOp> held, const FusionSettingOf& settingOf) {
-  std::vector<HeldOp> launches;
-  for (const std::vector<size_t>& group : planFusion(held, settingOf)) {
-    const HeldOp& first = held[group.front()];
-    if (group.size() == 1) {
-      launches.push_back(first);
-      continue;
+void FusionPlanner::State::close(std::map<Key, size_t>::iterator bucket) {
+  launchOfBucket(bucket->second).closed = true;
+  open.erase(bucket);
+}
+
+void FusionPlanner::State::add(const HeldOp& call) {
+  const size_t i = calls.size();
+  calls.push_back(call);
+  const Op& op = call.op;
+  const Footprint footprint = footprintOf(op);
+  std::optional<size_t> joined;
+  std::optional<size_t> slot = slotOf(op.kind);
+  int index = op.kind == OpKind::AllReduce ? allReduceIndex[op.comm]++ : 0;
+  if (slot && op.fusionId != 0 && !op.members) {
+    const FusionSetting& s = setting(op.comm, *slot);
+    const size_t bytes = fusionBytes(op);
+    const bool bySize = s.mode == weftFusionAuto || s.mode == weftFusionSize;
+    const size_t threshold = s.mode == weftFusionAuto ? kAutoFusionBytes : s.thresholdBytes;
+    const int segment = static_cast<int>(std::upper_bound(s.splitIndices.begin(), s.splitIndices.end(), index) -
+                                         s.splitIndices.begin());
+    if (s.mode == weftFusionIndex) closeSegmentsBefore(op.comm, segment);
+    Key key{op.kind,
+            op.comm,
+            op.args.type,
+            op.args.op,
+            call.stream,
+            op.fusionId,
+            s.mode == weftFusionIndex ? segment : 0};
+    if (s.mode != weftFusionOff && !(bySize && bytes > threshold)) {
+      auto it = open.find(key);
+      if (it != open.end()) {
+        const Bucket& b = buckets[it->second];
+        if ((bySize && b.bytes + bytes > threshold) || !b.mayJoin(footprint)) {
+          close(it);
+        } else {
+          joined = it->second;
+        }
+      }
+      if (!joined) {
+        joined = buckets.size();
+        buckets.emplace_back().launch = taken + launches.size();
+        launches.push_back(Launch{{}, false, true});
+        open[key] = *joined;
+      }
+      Bucket& b = buckets[*joined];
+      launchOfBucket(*joined).members.push_back(i);
+      b.bytes += bytes;
+      b.memberWrites.add(footprint.written);
+      // Full: nothing more can join, so it may go now.
+      if (bySize && b.bytes == threshold) close(open.find(key));
     }
-    auto members = std::make_shared<std::vector<Op>>();
-    Op fused = first.op;
-    fused.args.sendbuff = nullptr;
-    fused.args.recvbuff = nullptr;
-    fused.args.count = 0;
-    for (size_t i : group) {
-      members->push_back(held[i].op);
-      fused.args.count += held[i].op.args.count;
-    }
-    fused.members = std::move(members);
-    launches.push_back({std::move(fused), first.stream});
   }
-  return launches;
+  if (!joined) launches.push_back(Launch{{i}, true, false});
+  for (const auto& [key, b] : open) {
+    if (joined && b == *joined) continue;
+    buckets[b].laterReads.add(footprint.read);
+    buckets[b].laterWrites.add(footprint.written);
+  }
+}
+
+void FusionPlanner::State::closeSegmentsBefore(const weftComm* comm, int segment) {
+  for (auto it = open.begin(); it != open.end();) {
+    auto next = std::next(it);
+    if (std::get<OpKind>(it->first) == OpKind::AllReduce && std::get<const weftComm*>(it->first) == comm &&
+        std::get<6>(it->first) < segment) {
+      close(it);
+    }
+    it = next;
+  }
+}
+
+std::vector<std::vector<size_t>> FusionPlanner::takeReady() {
+  std::vector<std::vector<size_t>> ready;
+  auto& launches = state_->launches;
+  while (!launches.empty() && launches.front().closed && launches.front().bucket) {
+    ready.push_back(std::move(launches.front().members));
+    launches.pop_front();
+    ++state_->taken;
+  }
+  return ready;
+}
+
+std::vector<std::vector<size_t>> FusionPlanner::takeAll() {
+  std::vector<std::vector<size_t>> all;
+  for (Launch& l : state_->launches) all.push_back(std::move(l.members));
+  state_->taken += state_->launches.size();
+  state_->launches.clear();
+  state_->open.clear();
+  return all;
+}
+
+HeldOp FusionPlanner::launchOf(const std::vector<size_t>& members) const {
+  const std::vector<HeldOp>& calls_ = state_->calls;
+  const HeldOp& first = calls_[members.front()];
+  if (members.size() == 1) return first;
+  auto fused = std::make_shared<std::vector<Op>>();
+  HeldOp launch = first;
+  launch.op.args.sendbuff = nullptr;
+  launch.op.args.recvbuff = nullptr;
+  launch.op.args.count = 0;
+  for (size_t i : members) {
+    fused->push_back(calls_[i].op);
+    launch.op.args.count += calls_[i].op.args.count;
+  }
+  launch.op.members = std::move(fused);
+  return launch;
+}
+
+std::vector<std::vector<size_t>> planFusion(std::span<const HeldOp> held, const FusionSettingOf& settingOf) {
+  FusionPlanner planner(settingOf);
+  for (const HeldOp& h : held) planner.add(h);
+  return planner.takeAll();
 }
 
 }  // namespace weft

@@ -12,14 +12,16 @@
 // Bytes counted are one rank's input: count (AllReduce), sendcount (AllGather), nranks * recvcount
 // (ReduceScatter) elements.
 //
-// A fused collective runs where its first operation was issued. So that fusion never changes what a group
-// computes, an operation does not join a bucket when it reads or writes memory that an operation issued
+// A fused collective runs where its first operation was issued (or earlier: a bucket that nothing can
+// join any more may go before the group ends, see FusionPlanner::takeReady). So that fusion never changes what a
+// group computes, an operation does not join a bucket when it reads or writes memory that an operation issued
 // since the bucket opened writes (or writes memory it reads), nor when it reads or writes what the
 // bucket's members write: it opens a new bucket instead. Every rank must therefore issue groups with the
 // same buffer dependencies, as any SPMD program does.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -38,12 +40,35 @@ struct HeldOp {
 // The setting of a communicator for a fusable collective (slot: fusionSlot()).
 using FusionSettingOf = std::function<FusionSetting(const weftComm*, size_t slot)>;
 
-// Groups of indices into `held`, in launch order, together covering every index once. A group of one
-// runs as issued; a larger one as one fused collective.
-std::vector<std::vector<size_t>> planFusion(std::span<const HeldOp> held, const FusionSettingOf& settingOf);
+// Plans a group call by call, so that a bucket can go as soon as it is full (Auto, Size), its index
+// segment has passed (Index), or a dependency closed it, while the application still issues the rest of
+// the group. Launches are given as indices of the calls added, in launch order; a launch of one call runs
+// it as issued, a larger one as one fused collective.
+class FusionPlanner {
+ public:
+  explicit FusionPlanner(FusionSettingOf settingOf);
+  ~FusionPlanner();
+  FusionPlanner(const FusionPlanner&) = delete;
+  FusionPlanner& operator=(const FusionPlanner&) = delete;
 
-// Applies planFusion: the operations to launch, fused ones carrying their members.
-std::vector<HeldOp> fuseGroup(std::span<const HeldOp> held, const FusionSettingOf& settingOf);
+  // The group's next call.
+  void add(const HeldOp& call);
+  // The buckets at the head of the plan that nothing can join any more, up to the first launch that may
+  // still grow or is not a bucket (Send/Recv start together at the group's end; so, for simplicity, do
+  // calls that do not fuse): they may run now.
+  std::vector<std::vector<size_t>> takeReady();
+  // Every launch not taken yet (the group's end).
+  std::vector<std::vector<size_t>> takeAll();
+  // The operation that runs a launch: the call itself, or a fused operation carrying its members.
+  HeldOp launchOf(const std::vector<size_t>& members) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The whole plan of a group at once (what FusionPlanner::takeAll gives after every call).
+std::vector<std::vector<size_t>> planFusion(std::span<const HeldOp> held, const FusionSettingOf& settingOf);
 
 // One rank's input bytes of an operation, as buckets count them.
 size_t fusionBytes(const Op& op);

@@ -1,5 +1,6 @@
 #include "core/collectives/submit.h"
 
+#include <memory>
 #include <vector>
 
 #include "core/comm/comm.h"
@@ -10,9 +11,14 @@
 namespace weft {
 namespace {
 
+FusionSetting settingOf(const weftComm* comm, size_t slot) { return comm->fusion.get(slot); }
+
 struct GroupState {
   int depth = 0;
-  std::vector<HeldOp> held;
+  std::unique_ptr<FusionPlanner> planner;  // while a group is open
+  // Runs the NULL-stream launches that go before the group's end (full fusion buckets), so that they
+  // overlap the rest of the group; weftGroupEnd waits for it. Made at the first such launch.
+  std::unique_ptr<weftStream> early;
 };
 thread_local GroupState group;
 
@@ -37,13 +43,28 @@ void countLaunch(const Op& op) {
   op.comm->bytesFused.fetch_add(bytes, std::memory_order_relaxed);
 }
 
+// Issues the launches the open group's planner has ready: a full bucket goes while the application still
+// issues the rest of the group. Tickets are taken now, so issue order stays the same on every rank.
+void launchReady() {
+  for (const std::vector<size_t>& members : group.planner->takeReady()) {
+    HeldOp launch = group.planner->launchOf(members);
+    countLaunch(launch.op);
+    weftStream* stream = launch.stream;
+    if (stream == nullptr) {
+      if (!group.early) group.early = std::make_unique<weftStream>();
+      stream = group.early.get();
+    }
+    issue(Batch{{std::move(launch.op)}}, stream);
+  }
+}
+
 }  // namespace
 
 void submit(const Op& op, weftStream* stream) {
   op.comm->opsSubmitted.fetch_add(1, std::memory_order_relaxed);
   if (group.depth > 0) {
-    group.held.push_back({op, stream});
-    return;
+    group.planner->add({op, stream});
+    return launchReady();
   }
   countLaunch(op);
   if (stream == nullptr) {  // the common case, without a vector in sight: small calls pay no allocation
@@ -53,26 +74,39 @@ void submit(const Op& op, weftStream* stream) {
   issue(Batch{{op}}, stream);
 }
 
-void groupStart() { ++group.depth; }
+void groupStart() {
+  if (group.depth++ == 0) group.planner = std::make_unique<FusionPlanner>(settingOf);
+}
 
 void groupEnd() {
   if (group.depth == 0) fail(weftInvalidUsage, "weftGroupEnd without a matching weftGroupStart");
   if (--group.depth > 0) return;
-  std::vector<HeldOp> issued = std::move(group.held);
-  group.held.clear();
-  std::vector<HeldOp> held =
-      fuseGroup(issued, [](const weftComm* comm, size_t slot) { return comm->fusion.get(slot); });
-  for (const HeldOp& h : held) countLaunch(h.op);
+  std::unique_ptr<FusionPlanner> planner = std::move(group.planner);
   // One batch per stream, in order of each stream's first op; the NULL-stream batch runs last, inline,
   // so the streams' batches are already queued when this thread blocks.
   std::vector<std::pair<weftStream*, Batch>> batches;
-  for (HeldOp& h : held) {
-    auto it = std::find_if(batches.begin(), batches.end(), [&](const auto& b) { return b.first == h.stream; });
-    if (it == batches.end()) it = batches.insert(batches.end(), {h.stream, Batch{}});
-    it->second.ops.push_back(h.op);
+  for (const std::vector<size_t>& members : planner->takeAll()) {
+    HeldOp launch = planner->launchOf(members);
+    countLaunch(launch.op);
+    auto it =
+        std::find_if(batches.begin(), batches.end(), [&](const auto& b) { return b.first == launch.stream; });
+    if (it == batches.end()) it = batches.insert(batches.end(), {launch.stream, Batch{}});
+    it->second.ops.push_back(std::move(launch.op));
   }
   std::stable_partition(batches.begin(), batches.end(), [](const auto& b) { return b.first != nullptr; });
-  for (auto& [stream, batch] : batches) issue(std::move(batch), stream);
+  try {
+    for (auto& [stream, batch] : batches) issue(std::move(batch), stream);
+  } catch (...) {
+    // The launches that went early are this group's too: done (or failed) before this call returns.
+    if (group.early) {
+      try {
+        group.early->synchronize();
+      } catch (const Error&) {  // the first failure is the one reported
+      }
+    }
+    throw;
+  }
+  if (group.early) group.early->synchronize();
 }
 
 }  // namespace weft

@@ -134,6 +134,7 @@ void caseMixedKeys(Context& ctx);
 void caseGroupsAndComms(Context& ctx);
 void caseDependent(Context& ctx);
 void caseBadInput(Context& ctx);
+void caseEarly(Context& ctx);
 // Environment-configured runs: which = "size1mb" or "index" (see CMakeLists.txt).
 void caseEnv(Context& ctx, const std::string& which);
 // A WEFT_FUSION that communicator creation must reject (weftInvalidArgument on every rank); the failures.

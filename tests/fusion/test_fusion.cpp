@@ -34,6 +34,7 @@ constexpr Case kCases[] = {
     {7, "groups-and-comms", caseGroupsAndComms},
     {8, "dependent", caseDependent},
     {9, "bad-input", caseBadInput},
+    {11, "early", caseEarly},
 };
 
 std::string gEnv;  // --env
@@ -41,7 +42,7 @@ std::string gEnv;  // --env
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [options]\n"
-               "  --case N        run case N only (1-9; default all)\n"
+               "  --case N        run case N only (1-9, 11; default all)\n"
                "  --env NAME      case 10 only: expect the settings of the CTest entry's WEFT_FUSION\n"
                "                  (size1mb: \"allreduce:size:1;allgather:off\"; index: \"allreduce:index;\n"
                "                  reducescatter:off\" with WEFT_FUSION_INDEX=20,35; bad: a WEFT_FUSION that\n"

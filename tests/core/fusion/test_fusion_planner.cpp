@@ -40,11 +40,16 @@ class Group {
     held_.push_back({o, stream});
     return *this;
   }
+  const HeldOp& last() const { return held_.back(); }
   Plan plan() const {
     return planFusion(held_, [this](const weftComm*, size_t slot) { return settings_[slot]; });
   }
   std::vector<HeldOp> fused() const {
-    return fuseGroup(held_, [this](const weftComm*, size_t slot) { return settings_[slot]; });
+    FusionPlanner planner([this](const weftComm*, size_t slot) { return settings_[slot]; });
+    for (const HeldOp& h : held_) planner.add(h);
+    std::vector<HeldOp> launches;
+    for (const auto& members : planner.takeAll()) launches.push_back(planner.launchOf(members));
+    return launches;
   }
 
  private:
@@ -183,6 +188,57 @@ TEST(FusionPlanner, FusedOperationCarriesItsMembersAndTotal) {
   EXPECT_EQ(launches[0].op.members->size(), 2u);
   EXPECT_EQ(launches[0].op.args.count, 8u);
   EXPECT_FALSE(launches[1].op.members);
+}
+
+// Early launches: what a planner fed call by call lets go before the group's end.
+class Incremental {
+ public:
+  explicit Incremental(FusionSetting allReduce, int nranks = 4)
+      : group_(nranks),
+        planner_([allReduce](const weftComm*, size_t slot) { return slot == 0 ? allReduce : FusionSetting{}; }) {}
+  // Adds one call like Group::add and returns the launches now ready.
+  Plan add(OpKind kind, size_t count, int fusionId = 1) {
+    group_.add(kind, count, fusionId);
+    planner_.add(group_.last());
+    return planner_.takeReady();
+  }
+  Plan rest() { return planner_.takeAll(); }
+
+ private:
+  Group group_;
+  FusionPlanner planner_;
+};
+
+TEST(FusionPlannerEarly, AFullBucketGoesAtOnce) {
+  Incremental g(mode(weftFusionSize, 1 << 20));
+  const size_t quarter = (256 << 10) / 4;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(g.add(OpKind::AllReduce, quarter).empty());
+  EXPECT_EQ(g.add(OpKind::AllReduce, quarter), (Plan{{0, 1, 2, 3}}));  // exactly the threshold: full
+  EXPECT_TRUE(g.add(OpKind::AllReduce, quarter).empty());
+  EXPECT_TRUE(g.add(OpKind::AllReduce, quarter).empty());
+  EXPECT_EQ(g.add(OpKind::AllReduce, 3 * quarter), (Plan{{4, 5}}));  // would pass it: the bucket closes
+  EXPECT_EQ(g.rest(), (Plan{{6}}));
+}
+
+TEST(FusionPlannerEarly, AnIndexSegmentGoesWhenTheNextBegins) {
+  Incremental g(mode(weftFusionIndex, 0, {2}));
+  EXPECT_TRUE(g.add(OpKind::AllReduce, 8).empty());
+  EXPECT_TRUE(g.add(OpKind::AllReduce, 8).empty());
+  EXPECT_EQ(g.add(OpKind::AllReduce, 8), (Plan{{0, 1}}));
+  EXPECT_EQ(g.rest(), (Plan{{2}}));
+}
+
+TEST(FusionPlannerEarly, NothingPassesACallThatDoesNotFuse) {
+  Incremental g(mode(weftFusionSize, 64));
+  EXPECT_TRUE(g.add(OpKind::Send, 8).empty());
+  EXPECT_TRUE(g.add(OpKind::AllReduce, 16).empty());  // 64 bytes: full, but behind the Send
+  EXPECT_EQ(g.rest(), (Plan{{0}, {1}}));
+}
+
+TEST(FusionPlannerEarly, IdBucketsWaitForTheGroupsEnd) {
+  Incremental g(mode(weftFusionId));
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(g.add(OpKind::AllReduce, 1 << 20).empty());
+  EXPECT_EQ(g.rest().size(), 1u);
 }
 
 }  // namespace
