@@ -10,7 +10,7 @@
 namespace weft {
 namespace {
 
-// Pieces of a fused collective: bytes of input or output at most (see runFused).
+// Pieces of a fused collective at np 2: bytes of input or output at most (see runFused).
 constexpr size_t kFusionPieceBytes = size_t{512} << 10;
 
 // The communicator's fusion buffer `which` with at least `bytes`, kept for later fused collectives.
@@ -53,6 +53,7 @@ void forEachPart(const std::vector<Op>& members, size_t lo, size_t hi, F f) {
 }  // namespace
 
 void runFused(const Op& op) {
+  if (runFusedOnBackend(op)) return;  // no copies at all
   weftComm& comm = *op.comm;
   const std::vector<Op>& members = *op.members;
   const size_t elem = dataTypeSize(op.args.type);
@@ -77,14 +78,15 @@ void runFused(const Op& op) {
     if (start != nullptr && (start == directIn || apart)) directOut = start;
   }
 
-  // The fused vector runs in pieces of kFusionPieceBytes of input or output, so that packing, the
-  // collective and unpacking work in cache. Measured here, 1000 x 4 KiB AllReduces at np 2: 0.93 ms in
-  // 128-512 KiB pieces, 1.05 ms in 1 MiB ones, 1.15 ms whole (shm); over tcp 1.45 ms in 512 KiB pieces,
-  // 1.75 ms whole, but at np 4 over tcp, where each collective costs more, 5.0 ms against 4.4 ms whole. The pieces
-  // depend only on what every rank has alike, never on where this rank's buffers lie, so that every rank runs the
-  // same collectives.
-  const size_t pieceElems =
-      std::min(total, std::max<size_t>(1, kFusionPieceBytes / std::max(inStride, outStride)));
+  // The fused vector runs in pieces, so that packing, the collective and unpacking work in cache: 512 KiB
+  // of input or output at np 2, growing with the square of the ranks, since each piece pays a collective's
+  // latency, which grows with them (more so with more ranks than cores). Measured here, 1000 x 4 KiB
+  // AllReduces at np 2: 0.93 ms in 128-512 KiB pieces, 1.05 ms in 1 MiB ones, 1.15 ms whole (shm); at
+  // np 4 over tcp: 8.9 ms in 512 KiB pieces, 7.7 ms in 2 MiB ones, 6.4 ms whole. The pieces depend only on
+  // what every rank has alike, never on where this rank's buffers lie, so that every rank runs the same
+  // collectives.
+  const size_t pieceBytes = kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4);
+  const size_t pieceElems = std::min(total, std::max<size_t>(1, pieceBytes / std::max(inStride, outStride)));
   unsigned char* packedIn = directIn == nullptr ? fusionBuffer(comm, 0, pieceElems * inStride) : nullptr;
   // A packed AllReduce input is reduced in place; the other collectives' outputs have other shapes.
   unsigned char* packedOut = nullptr;

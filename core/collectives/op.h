@@ -36,6 +36,9 @@ void validate(const Op& op);
 
 // Runs one collective (not Send/Recv) on its communicator. The caller holds the turn.
 void runCollective(const Op& op);
+// Runs a fused operation (op.members set) straight on its members' buffers when the communicator's
+// backend takes buffer lists for it (the decision is the same on every rank); false otherwise.
+bool runFusedOnBackend(const Op& op);
 
 // Runs a batch (a group, or one call) on the calling thread: takes the turns, starts every Send/Recv,
 // runs the collectives in order, then waits for the Send/Recvs. Throws on failure, after recording it

@@ -109,4 +109,16 @@ bool Backend::run(weftCollType_t coll, const CollArgs& args, const char* operati
   return true;
 }
 
+bool Backend::runList(weftCollType_t coll, const CollArgs& total, std::span<const weftBackendBuffer_v1> buffers,
+                      const char* operation) {
+  const weftBackendListOps_v1* list = plugin_.backendList;
+  if (list == nullptr) return false;
+  weftBackendOp_v1 op{coll, nullptr, nullptr, total.count, total.type, total.op, total.root};
+  if (list->supportsList(bcomm_, &op) == 0) return false;
+  if (weftResult_t r = list->runList(bcomm_, &op, buffers.data(), buffers.size()); r != weftSuccess) {
+    fail(r, "{} ({} backend): {}", operation, plugin_.name, plugin_.plugin->backend->lastError(bcomm_));
+  }
+  return true;
+}
+
 }  // namespace weft

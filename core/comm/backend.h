@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
 #include "core/algorithms/algorithms.h"
 #include "weft/plugin.h"
@@ -30,6 +31,10 @@ class Backend {
   // Runs the collective when the backend accepts it (the decision is the same on every rank) and returns
   // true; false when Weft's own algorithms must run it. Throws the backend's error.
   bool run(weftCollType_t coll, const CollArgs& args, const char* operation);
+  // The same over a list of buffers (total: the type, op and total count), when the plugin offers its list
+  // extension and accepts the operation; false otherwise.
+  bool runList(weftCollType_t coll, const CollArgs& total, std::span<const weftBackendBuffer_v1> buffers,
+               const char* operation);
 
  private:
   const LoadedPlugin& plugin_;

@@ -118,8 +118,17 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     dlclose(library);
     return failed(attempt, std::string("init failed: ") + weftGetErrorString(r));
   }
-  loaded = LoadedPlugin{name, path, library, plugin, context, {}};
+  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr};
   if (plugin->getProperties) plugin->getProperties(context, &loaded.props);
+  if (plugin->backend != nullptr) {
+    auto* list = static_cast<const weftBackendListOps_v1*>(dlsym(library, WEFT_BACKEND_LIST_SYMBOL_V1));
+    if (list != nullptr && list->abiVersion == 1 && list->supportsList != nullptr && list->runList != nullptr) {
+      loaded.backendList = list;
+    } else if (list != nullptr) {
+      log::warn("plugin {}: ignoring " WEFT_BACKEND_LIST_SYMBOL_V1 " (ABI version {} or calls missing; this Weft "
+                "understands 1)", name, list->abiVersion);
+    }
+  }
   attempt.loaded = true;
   log::info("plugin {}: loaded from {}", name, path);
   return attempt;

@@ -17,6 +17,7 @@ struct LoadedPlugin {
   const weftPlugin_v1_t* plugin = nullptr;
   void* context = nullptr;  // from plugin->init
   weftTransportProps_v1 props{};
+  const weftBackendListOps_v1* backendList = nullptr;  // the optional list extension of its backend
 };
 
 struct LoadAttempt {

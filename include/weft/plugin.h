@@ -144,6 +144,29 @@ struct weftBackendOps_v1 {
 };
 typedef struct weftBackendOps_v1 weftBackendOps_v1;
 
+/* Optional extension of a backend: collectives on a list of buffers, so that Weft can run a fused
+ * operation (docs/fusion.md) straight on the calls' buffers instead of packing them. A plugin offers it by
+ * exporting WEFT_BACKEND_LIST_SYMBOL_V1 next to its plugin table; Weft looks it up after loading the plugin
+ * and uses it only for communicators set up by that plugin's backend. Today: AllReduce. */
+#define WEFT_BACKEND_LIST_SYMBOL_V1 "weftBackendList_v1"
+typedef struct {
+  const void* sendbuff;
+  void* recvbuff; /* == sendbuff in place; otherwise apart from every buffer of the list */
+  size_t count;   /* elements */
+} weftBackendBuffer_v1;
+
+typedef struct {
+  unsigned int abiVersion; /* must be 1 for this struct */
+  /* 1 when runList runs op over a list of buffers: op->count is their total count, op->sendbuff and
+   * op->recvbuff are NULL. Like supports, must depend only on what is equal on every rank. */
+  int (*supportsList)(void* bcomm, const weftBackendOp_v1* op);
+  /* The collective over the concatenation of the buffers (element i of the whole is element i - offset of
+   * the buffer holding it): the same result as running op on one packed vector. numBuffers may differ
+   * between ranks; the total may not. */
+  weftResult_t (*runList)(void* bcomm, const weftBackendOp_v1* op, const weftBackendBuffer_v1* buffers,
+                          size_t numBuffers);
+} weftBackendListOps_v1;
+
 typedef struct {
   unsigned int abiVersion; /* must be 1 for this struct */
   const char* name;

@@ -59,6 +59,18 @@ weftResult_t nodeRun(void* bcomm, const weftBackendOp_v1* op) {
   return plugins::guarded(logf, nullptr, "run", [&] { return node->run(*op); });
 }
 
+int nodeSupportsList(void* bcomm, const weftBackendOp_v1* op) {
+  if (bcomm == nullptr || op == nullptr) return 0;
+  return static_cast<NodeComm*>(bcomm)->supportsList(*op) ? 1 : 0;
+}
+
+weftResult_t nodeRunList(void* bcomm, const weftBackendOp_v1* op, const weftBackendBuffer_v1* buffers,
+                         size_t numBuffers) {
+  if (bcomm == nullptr || op == nullptr || (buffers == nullptr && numBuffers > 0)) return weftInvalidArgument;
+  auto* node = static_cast<NodeComm*>(bcomm);
+  return plugins::guarded(logf, nullptr, "runList", [&] { return node->runList(*op, buffers, numBuffers); });
+}
+
 const char* nodeLastError(void* bcomm) {
   return bcomm == nullptr ? "no backend communicator" : static_cast<NodeComm*>(bcomm)->lastError();
 }
@@ -75,3 +87,14 @@ const weftBackendOps_v1 kNodeBackendOps = {
 };
 
 }  // namespace weft::shm
+
+// The list extension, exported next to the plugin table (WEFT_BACKEND_LIST_SYMBOL_V1).
+extern "C" {
+extern WEFT_API const weftBackendListOps_v1 weftBackendList_v1;
+}
+
+const weftBackendListOps_v1 weftBackendList_v1 = {
+    .abiVersion = 1,
+    .supportsList = weft::shm::nodeSupportsList,
+    .runList = weft::shm::nodeRunList,
+};

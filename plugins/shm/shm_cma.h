@@ -8,6 +8,7 @@
 #define WEFT_PLUGINS_SHM_CMA_H
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,11 @@ int cmaRead(pid_t pid, void* dst, uint64_t address, size_t n);
 
 // Writes n bytes from src at `address` in pid. 0 or the errno.
 int cmaWrite(pid_t pid, uint64_t address, const void* src, size_t n);
+
+// Moves bytes between ranges of this process (`local`) and ranges of pid (`remote`), which must hold the
+// same number of bytes: process_vm_readv (remote to local), or process_vm_writev when `write`; at most
+// IOV_MAX ranges a side per call, resuming after partial transfers. 0 or the errno.
+int cmaList(pid_t pid, bool write, const iovec* local, size_t localCount, const iovec* remote, size_t remoteCount);
 
 // A pidfd for pid (-1 where the kernel has none): unlike the pid it cannot come to name another process.
 int openPidfd(pid_t pid);

@@ -231,7 +231,8 @@ bool NodeComm::supports(const weftBackendOp_v1& op) const {
   }
 }
 
-weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
+template <typename Body>
+weftResult_t NodeComm::runAs(const weftBackendOp_v1& op, Body body) {
   if (ownFd_ >= 0) {  // every peer opened it during setup; nothing needs it any more
     closeFd(ownFd_);
     ownFd_ = -1;
@@ -239,13 +240,29 @@ weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
   current_ = &op;
   try {
     begin();
-    runNodeCollective(*this, op);
+    body();
     ++collective_;
     return weftSuccess;
   } catch (const NodeError& e) {
     error_ = e.message;
     return e.code;
   }
+}
+
+weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
+  return runAs(op, [&] { runNodeCollective(*this, op); });
+}
+
+// Lists go by CMA only (their point is to copy nothing more than the direct path does), and only above
+// the staging limit, where a packed AllReduce would go direct too.
+bool NodeComm::supportsList(const weftBackendOp_v1& op) const {
+  size_t elementBytes = nodeElementBytes(op.datatype);
+  return op.coll == weftCollAllReduce && elementBytes > 0 && cma_ && op.count * elementBytes > stageLimit(op.coll);
+}
+
+weftResult_t NodeComm::runList(const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
+                               size_t numBuffers) {
+  return runAs(op, [&] { runNodeAllReduceList(*this, op, buffers, numBuffers); });
 }
 
 unsigned char* NodeComm::stageIn(int r) const {
@@ -417,6 +434,20 @@ void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
 void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) cmaFailed(peer, "writev", err);
+}
+
+void NodeComm::readPeerList(int peer, const std::vector<iovec>& local, const std::vector<iovec>& remote) {
+  if (int err = cmaList(peers_[peer].pid, false, local.data(), local.size(), remote.data(), remote.size());
+      err != 0) {
+    cmaFailed(peer, "readv", err);
+  }
+}
+
+void NodeComm::writePeerList(int peer, const std::vector<iovec>& remote, const std::vector<iovec>& local) {
+  if (int err = cmaList(peers_[peer].pid, true, local.data(), local.size(), remote.data(), remote.size());
+      err != 0) {
+    cmaFailed(peer, "writev", err);
+  }
 }
 
 unsigned char* NodeComm::scratch(size_t bytes) {

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/uio.h>
+
 #include "shm_doorbell.h"
 #include "shm_segment.h"
 #include "weft/plugin.h"
@@ -83,6 +85,9 @@ class NodeComm {
   bool supports(const weftBackendOp_v1& op) const;
   // Runs one collective. On failure returns its code, with lastError() saying why.
   weftResult_t run(const weftBackendOp_v1& op);
+  // The list extension (weftBackendListOps_v1): AllReduce over the buffers' concatenation, by CMA.
+  bool supportsList(const weftBackendOp_v1& op) const;
+  weftResult_t runList(const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers, size_t numBuffers);
   const char* lastError() const { return error_.c_str(); }
 
   // For the collectives (shm_node_colls.cpp): --------------------------------------------------------
@@ -109,6 +114,9 @@ class NodeComm {
   const NodeDescriptor& peerDescriptor(int peer) const;
   void readPeer(int peer, void* dst, uint64_t address, size_t bytes);
   void writePeer(int peer, uint64_t address, const void* src, size_t bytes);
+  // The same between lists of ranges, here and in the peer (holding the same number of bytes).
+  void readPeerList(int peer, const std::vector<iovec>& local, const std::vector<iovec>& remote);
+  void writePeerList(int peer, const std::vector<iovec>& remote, const std::vector<iovec>& local);
   void reduce(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op) const {
     reduceKernel_(dst, a, b, count, type, op);
   }
@@ -128,6 +136,9 @@ class NodeComm {
   bool stepReached(int peer, uint64_t step) const;
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();
+  // Runs body as collective `op` (begin, count, errors).
+  template <typename Body>
+  weftResult_t runAs(const weftBackendOp_v1& op, Body body);
   bool allReached(uint64_t step) const;
   void checkDescriptor(int peer) const;
   // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; checks for dead peers.
@@ -166,6 +177,9 @@ class NodeComm {
 
 // Runs op on comm (shm_node_colls.cpp). Throws NodeError on failure.
 void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op);
+// Runs an AllReduce over a list of buffers by CMA (shm_node_colls.cpp). Throws NodeError on failure.
+void runNodeAllReduceList(NodeComm& comm, const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
+                          size_t numBuffers);
 
 // A failure that run() reports with its code and message.
 struct NodeError {

@@ -15,7 +15,10 @@
 //   AllToAll       read (p-1) n/p
 //   Broadcast      non-roots read n from the root
 //   Reduce         read (p-1) n/p, reduce n/p, write n/p to the root
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "shm_node.h"
@@ -269,7 +272,118 @@ class Runner {
   bool inline_ = false;
 };
 
+// A list of buffers (weftBackendBuffer_v1) seen as one vector of bytes.
+class BufferList {
+ public:
+  BufferList(const weftBackendBuffer_v1* buffers, size_t count, size_t elementBytes)
+      : buffers_(buffers, buffers + count) {
+    starts_.reserve(count + 1);
+    size_t at = 0;
+    for (const weftBackendBuffer_v1& b : buffers_) {
+      starts_.push_back(at);
+      at += b.count * elementBytes;
+    }
+    starts_.push_back(at);
+  }
+  size_t bytes() const { return starts_.back(); }
+
+  // Calls f(send, receive, position in the range, length) for each buffer's part of bytes
+  // [offset, offset + n).
+  template <typename F>
+  void forEach(size_t offset, size_t n, F f) const {
+    size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin()) - 1;
+    for (; i < buffers_.size() && starts_[i] < offset + n; ++i) {
+      size_t begin = std::max(offset, starts_[i]);
+      size_t end = std::min(offset + n, starts_[i + 1]);
+      if (begin == end) continue;
+      size_t skip = begin - starts_[i];
+      f(static_cast<const unsigned char*>(buffers_[i].sendbuff) + skip,
+        static_cast<unsigned char*>(buffers_[i].recvbuff) + skip, begin - offset, end - begin);
+    }
+  }
+  // The parts of the send (or receive) buffers as ranges for process_vm_readv/writev.
+  void ranges(size_t offset, size_t n, bool recv, std::vector<iovec>& out) const {
+    out.clear();
+    forEach(offset, n, [&](const unsigned char* send, unsigned char* receive, size_t, size_t length) {
+      out.push_back({recv ? receive : const_cast<unsigned char*>(send), length});  // only read when a send
+    });
+  }
+
+ private:
+  std::vector<weftBackendBuffer_v1> buffers_;
+  std::vector<size_t> starts_;  // bytes before each buffer; the total last
+};
+
+// A peer's list, read from its memory (the address and length it published).
+BufferList peerList(NodeComm& c, int peer, size_t elementBytes, size_t expectedBytes) {
+  const NodeDescriptor& d = c.peerDescriptor(peer);
+  constexpr uint64_t kMostBuffers = uint64_t{1} << 24;
+  if (d.recvAddr > kMostBuffers) {
+    throw NodeError{weftRemoteError, "rank " + std::to_string(peer) + " published a list of " +
+                                         std::to_string(d.recvAddr) + " buffers"};
+  }
+  std::vector<weftBackendBuffer_v1> table(d.recvAddr);
+  c.readPeer(peer, table.data(), d.sendAddr, table.size() * sizeof(weftBackendBuffer_v1));
+  BufferList list(table.data(), table.size(), elementBytes);
+  if (list.bytes() != expectedBytes) {
+    throw NodeError{weftRemoteError, "rank " + std::to_string(peer) + "'s buffers hold " +
+                                         std::to_string(list.bytes()) + " bytes, not " +
+                                         std::to_string(expectedBytes)};
+  }
+  return list;
+}
+
 }  // namespace
+
+// The direct AllReduce (see Runner::allReduce) on lists of buffers: the peers' lists are read once, then
+// every read and write of a chunk is one process_vm_readv/writev over the buffers it spans, and the
+// reduction goes straight into this rank's receive buffers, as on one vector.
+void runNodeAllReduceList(NodeComm& c, const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
+                          size_t numBuffers) {
+  const size_t es = nodeElementBytes(op.datatype);
+  const int p = c.nranks();
+  const int me = c.rank();
+  const BufferList mine(buffers, numBuffers, es);
+  if (mine.bytes() != op.count * es) {
+    throw NodeError{weftInvalidArgument, "the buffers hold " + std::to_string(mine.bytes()) +
+                                             " bytes, not count " + std::to_string(op.count) + " elements"};
+  }
+  NodeDescriptor d = describe(op);
+  d.sendAddr = reinterpret_cast<uint64_t>(buffers);
+  d.recvAddr = numBuffers;
+  c.publish(&d);
+  c.waitAll();
+  std::vector<BufferList> theirs;
+  theirs.reserve(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) theirs.push_back(r == me ? mine : peerList(c, r, es, mine.bytes()));
+  const Range s = sliceOf(op.count, es, me, p);
+  unsigned char* piece = c.scratch(kChunkBytes);
+  std::vector<iovec> local;
+  std::vector<iovec> remote;
+  for (size_t off = s.begin; off < s.end; off += kChunkBytes) {
+    const size_t n = std::min(kChunkBytes, s.end - off);
+    const std::vector<iovec> pieceRange{{piece, n}};
+    // own input op each peer's, in rank order (as Runner::reducePeers), into the receive buffers.
+    bool first = true;
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      theirs[r].ranges(off, n, false, remote);
+      c.readPeerList(r, pieceRange, remote);
+      mine.forEach(off, n, [&](const unsigned char* send, unsigned char* recv, size_t at, size_t length) {
+        c.reduce(recv, first ? send : recv, piece + at, length / es, op.datatype, op.op);
+      });
+      first = false;
+    }
+    mine.ranges(off, n, true, local);
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      theirs[r].ranges(off, n, true, remote);
+      c.writePeerList(r, remote, local);
+    }
+  }
+  c.publish();  // nobody returns while a peer may still read or write its buffers
+  c.waitAll();
+}
 
 void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op) {
   Runner run(comm, op);

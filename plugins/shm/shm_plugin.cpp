@@ -198,7 +198,8 @@ weftResult_t shmGetProperties(void* ctx, weftTransportProps_v1* props) {
 }  // namespace
 }  // namespace weft::shm
 
-// The one exported symbol; the loader looks it up by name.
+// The exported symbol; the loader looks it up by name (the backend's list extension is exported by
+// shm_backend.cpp).
 extern "C" {
 extern WEFT_API const weftPlugin_v1_t weftPlugin_v1;
 }

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -155,6 +156,75 @@ TEST_P(NodeCollectives, MatchSequentialReference) {
     ASSERT_EQ(recv[2][i], static_cast<float>(want)) << "reduce";
   }
   EXPECT_EQ(recv[0][0], -999.0f) << "reduce wrote a non-root's output";
+}
+
+const weftBackendListOps_v1* listOps() {
+  static const weftBackendListOps_v1* table = [] {
+    void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    return lib ? static_cast<const weftBackendListOps_v1*>(dlsym(lib, WEFT_BACKEND_LIST_SYMBOL_V1)) : nullptr;
+  }();
+  return table;
+}
+
+// The list extension: an AllReduce over buffers that each rank cuts differently (thousands of tiny ones,
+// so a chunk spans more ranges than one process_vm_readv takes; empty ones; in place and not), against the
+// sequential reference.
+TEST(NodeBackend, ListAllReduceMatchesReference) {
+  const weftBackendListOps_v1* list = listOps();
+  ASSERT_NE(list, nullptr) << WEFT_BACKEND_LIST_SYMBOL_V1 " not exported";
+  ASSERT_EQ(list->abiVersion, 1u);
+  constexpr size_t kCount = 300000;
+  NodeGroup g(3);
+  const int p = g.size();
+  std::vector<std::vector<float>> send(p, std::vector<float>(kCount)),
+      recv(p, std::vector<float>(kCount, -999.0f));
+  std::vector<std::vector<weftBackendBuffer_v1>> buffers(p);
+  for (int r = 0; r < p; ++r) {
+    for (size_t i = 0; i < kCount; ++i) send[r][i] = input(r, i);
+    size_t at = 0;
+    for (size_t b = 0; at < kCount; ++b) {
+      size_t n = std::min(kCount - at, r == 0   ? 1 + b % 3
+                                       : r == 1 ? 997 + b * 61 % 5003
+                                                : (b % 4 == 0 ? 0 : 40000));
+      bool inPlace = (b + r) % 2 == 0;
+      if (inPlace) std::copy_n(send[r].begin() + at, n, recv[r].begin() + at);
+      buffers[r].push_back({inPlace ? recv[r].data() + at : send[r].data() + at, recv[r].data() + at, n});
+      at += n;
+    }
+  }
+  ASSERT_GT(buffers[0].size(), 2048u);
+  std::vector<weftResult_t> results(p, weftInternalError);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      weftBackendOp_v1 op{weftCollAllReduce, nullptr, nullptr, kCount, weftFloat32, weftSum, 0};
+      results[r] = list->supportsList(g.comm(r), &op)
+                       ? list->runList(g.comm(r), &op, buffers[r].data(), buffers[r].size())
+                       : weftInvalidUsage;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < p; ++r) {
+    ASSERT_EQ(results[r], weftSuccess) << "rank " << r << ": " << g.ops()->lastError(g.comm(r));
+    for (size_t i = 0; i < kCount; ++i) {
+      double want = 0;
+      for (int q = 0; q < p; ++q) want += input(q, i);
+      ASSERT_EQ(recv[r][i], static_cast<float>(want)) << "rank " << r << " index " << i;
+    }
+  }
+}
+
+TEST(NodeBackend, ListDeclinesWhatItDoesNotRun) {
+  const weftBackendListOps_v1* list = listOps();
+  ASSERT_NE(list, nullptr);
+  NodeGroup g(2);
+  weftBackendOp_v1 small{weftCollAllReduce, nullptr, nullptr, 16, weftFloat32, weftSum, 0};  // staged size
+  weftBackendOp_v1 gather{weftCollAllGather, nullptr, nullptr, 1 << 20, weftFloat32, weftSum, 0};
+  EXPECT_EQ(list->supportsList(g.comm(0), &small), 0);
+  EXPECT_EQ(list->supportsList(g.comm(0), &gather), 0);
+  EXPECT_EQ(list->supportsList(nullptr, &small), 0);
+  weftBackendOp_v1 large{weftCollAllReduce, nullptr, nullptr, 1 << 20, weftFloat32, weftSum, 0};
+  EXPECT_EQ(list->runList(g.comm(0), &large, nullptr, 3), weftInvalidArgument);
 }
 
 // With the default settings, 4 floats: inline; 1000: staged, every rank reduces; 6000: AllReduce staged and
