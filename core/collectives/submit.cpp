@@ -11,10 +11,9 @@
 namespace weft {
 namespace {
 
-FusionSetting settingOf(const weftComm* comm, size_t slot) { return comm->fusion.get(slot); }
-
 struct GroupState {
   int depth = 0;
+  uint64_t serial = 0;  // groups opened on this thread: a plan records which calls shared a group
   std::unique_ptr<FusionPlanner> planner;  // while a group is open
   // Runs the NULL-stream launches that go before the group's end (full fusion buckets), so that they
   // overlap the rest of the group; weftGroupEnd waits for it. Made at the first such launch.
@@ -60,7 +59,12 @@ void launchReady() {
 
 }  // namespace
 
+FusionSetting fusionSettingOf(const weftComm* comm, size_t slot) { return comm->fusion.get(slot); }
+
 void submit(const Op& op, weftStream* stream) {
+  if (PlanRecorder* recorder = op.comm->recording.active(); recorder != nullptr) {
+    return recorder->record(op, stream, group.depth > 0 ? group.serial : 0);  // runs at weftPlanLaunch
+  }
   op.comm->opsSubmitted.fetch_add(1, std::memory_order_relaxed);
   if (group.depth > 0) {
     group.planner->add({op, stream});
@@ -75,7 +79,17 @@ void submit(const Op& op, weftStream* stream) {
 }
 
 void groupStart() {
-  if (group.depth++ == 0) group.planner = std::make_unique<FusionPlanner>(settingOf);
+  if (group.depth++ > 0) return;
+  group.planner = std::make_unique<FusionPlanner>(fusionSettingOf);
+  ++group.serial;
+}
+
+void launchPlan(std::span<const Op> launches, size_t recordedOps, weftStream* stream) {
+  if (launches.empty()) return;
+  weftComm* comm = launches.front().comm;
+  comm->opsSubmitted.fetch_add(recordedOps, std::memory_order_relaxed);
+  for (const Op& op : launches) countLaunch(op);
+  issue(Batch{std::vector<Op>(launches.begin(), launches.end())}, stream);
 }
 
 void groupEnd() {

@@ -1,7 +1,10 @@
 // Where a checked operation goes: into the open group, or straight to its stream (NULL: run now).
 #pragma once
 
+#include <span>
+
 #include "core/collectives/op.h"
+#include "fusion/fusion_config.h"
 
 struct weftStream;
 
@@ -12,5 +15,10 @@ void submit(const Op& op, weftStream* stream);
 void groupStart();
 // Issues everything held, one batch per stream; returns when the NULL-stream batch is done.
 void groupEnd();
+// Issues a compiled plan's operations (all on one communicator) as one batch on stream (NULL: runs now).
+// recordedOps: the calls they stand for, for the statistics.
+void launchPlan(std::span<const Op> launches, size_t recordedOps, weftStream* stream);
+// The fusion setting a communicator has now (what weftGroupEnd and plans fuse with).
+FusionSetting fusionSettingOf(const weftComm* comm, size_t slot);
 
 }  // namespace weft

@@ -16,6 +16,7 @@
 #include "core/comm/peer_info.h"
 #include "core/tuner/tuner.h"
 #include "fusion/fusion_config.h"
+#include "fusion/plan.h"
 
 struct weftComm {
   static constexpr uint32_t kLiveMagic = 0x434f4d4d;  // "COMM"; cleared on destroy
@@ -54,6 +55,9 @@ struct weftComm {
   // collectives (used under the turn, kept for the next group).
   weft::FusionSettings fusion;
   std::vector<unsigned char> fusionBuffers[2];
+
+  // Set while weftPlanBegin/End record the communicator's calls (fusion/plan.h).
+  weft::RecorderSlot recording;
 
   // weftCommGetStats.
   std::atomic<uint64_t> opsSubmitted{0};

@@ -21,6 +21,11 @@ const std::vector<Variable>& variables() {
        "off, auto = 64 MB, size:<MB>, id, index; default auto; read at communicator creation)"},
       {"WEFT_FUSION_INDEX", nullptr,
        "AllReduce fusion by index list, e.g. 20,35: the group's AllReduces 0-19, 20-34 and the rest fuse apart"},
+      {"WEFT_SUBGRAPH_REUSE", nullptr,
+       "plans: unset or -1 reuses one compiled subgraph for identical operations up to 1000 of them, N up to N, "
+       "0 never (read at weftPlanEnd)"},
+      {"WEFT_STREAM_CAPACITY", "3", "plans: compiled operations one stream carries (read at weftPlanEnd)"},
+      {"WEFT_MAX_STREAMS", "64", "plans: the most streams a plan may need (read at weftPlanEnd)"},
       {"WEFT_SOCKET_IFNAME", nullptr,
        "interfaces for bootstrap and tcp: comma list of name prefixes, ^ excludes, = exact match"},
       {"WEFT_SOCKET_BUFFER", "4194304", "tcp socket send/receive buffer bytes (0: the kernel's autotuning)"},

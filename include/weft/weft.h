@@ -189,6 +189,29 @@ WEFT_API weftResult_t weftReduceScatterEx(const void* sendbuff, void* recvbuff, 
                                           weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
                                           weftStream_t stream, const weftOpAttr_t* attr);
 
+/* Plans (docs/plans.md): the calls issued on a communicator between weftPlanBegin and weftPlanEnd are
+ * recorded, not run; weftPlanLaunch runs them in order, on the buffers' current contents, as often as
+ * wanted, with the results of issuing them eagerly. */
+typedef struct weftPlan* weftPlan_t;
+#define WEFT_PLAN_INFO_MAGIC 0x57465049u /* "WFPI" */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int numOps;              /* collectives recorded */
+  int numSubgraphs;        /* distinct compiled units that are reused by more than one op */
+  int opsReused;           /* ops served by a reused subgraph */
+  int streamsWithoutReuse; /* ceil(numOps / stream capacity) */
+  int streamsUsed;         /* after reuse: one per reused subgraph + ceil(other ops / capacity) */
+  size_t resourceBytes;    /* scratch and staging memory the plan holds */
+} weftPlanInfo_t;
+#define WEFT_PLAN_INFO_INITIALIZER { sizeof(weftPlanInfo_t), WEFT_PLAN_INFO_MAGIC, WEFT_STRUCT_VERSION, 0, 0, 0, 0, 0, 0 }
+WEFT_API weftResult_t weftPlanBegin(weftComm_t comm);                 /* calls on comm are recorded, not run */
+WEFT_API weftResult_t weftPlanEnd(weftComm_t comm, weftPlan_t* plan); /* compiles the plan */
+WEFT_API weftResult_t weftPlanLaunch(weftPlan_t plan, weftStream_t stream); /* runs it on the buffers it recorded */
+WEFT_API weftResult_t weftPlanGetInfo(weftPlan_t plan, weftPlanInfo_t* info);
+WEFT_API weftResult_t weftPlanDestroy(weftPlan_t plan);
+
 /* Helpers beyond NCCL's set. */
 WEFT_API weftResult_t weftDataTypeSize(weftDataType_t datatype, size_t* bytes);
 

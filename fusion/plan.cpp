@@ -1,0 +1,73 @@
+#include "fusion/plan.h"
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+#include "core/common/log.h"
+
+namespace weft {
+
+void PlanRecorder::record(const Op& op, weftStream* stream, uint64_t group) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  calls_.push_back({op, stream, group});
+}
+
+std::vector<RecordedCall> PlanRecorder::take() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::move(calls_);
+}
+
+bool RecorderSlot::start() {
+  auto fresh = std::make_unique<PlanRecorder>();
+  PlanRecorder* expected = nullptr;
+  if (!recorder_.compare_exchange_strong(expected, fresh.get())) return false;
+  static_cast<void>(fresh.release());  // owned by the slot now
+  return true;
+}
+
+CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf& settingOf) {
+  const PlanLimits limits = planLimitsFromEnvironment();
+  CompiledPlan plan;
+  plan.recordedOps = calls.size();
+  std::vector<Op> ops;
+  ops.reserve(calls.size());
+  for (const RecordedCall& c : calls) ops.push_back(c.op);
+  plan.classification = classifyPlan(ops, limits);
+  const PlanClassification& c = plan.classification;
+  if (c.streamsUsed > limits.maxStreams) {
+    fail(weftInvalidUsage,
+         "the plan needs {} streams for its {} operations ({} per stream, WEFT_STREAM_CAPACITY; {} with reuse), "
+         "more than WEFT_MAX_STREAMS={}: enable subgraph reuse (WEFT_SUBGRAPH_REUSE=-1 or a larger limit), carry "
+         "more operations per stream or allow more streams",
+         c.streamsUsed, c.numOps, limits.streamCapacity,
+         limits.reuseLimit == 0 ? "none" : std::to_string(c.opsReused) + " reused", limits.maxStreams);
+  }
+  for (const std::string& reused : c.reused) log::info("plan: one subgraph reused by {}", reused);
+  log::info("plan: {} operations, {} streams without reuse, {} with", c.numOps, c.streamsWithoutReuse,
+            c.streamsUsed);
+
+  // Each recorded group is fused exactly as weftGroupEnd fuses it, so that a launch computes what the
+  // eager calls computed, bit for bit.
+  for (size_t i = 0; i < calls.size();) {
+    const uint64_t group = calls[i].group;
+    if (group == 0) {
+      plan.launches.push_back(calls[i++].op);
+      continue;
+    }
+    FusionPlanner planner(settingOf);
+    for (; i < calls.size() && calls[i].group == group; ++i) planner.add({calls[i].op, calls[i].stream});
+    for (const std::vector<size_t>& members : planner.takeAll())
+      plan.launches.push_back(planner.launchOf(members).op);
+  }
+  return plan;
+}
+
+}  // namespace weft
+
+size_t weftPlan::resourceBytes() const {
+  size_t bytes = sizeof(*this) + compiled.launches.capacity() * sizeof(weft::Op);
+  for (const weft::Op& op : compiled.launches) {
+    if (op.members) bytes += op.members->capacity() * sizeof(weft::Op);
+  }
+  return bytes;
+}

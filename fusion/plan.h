@@ -1,0 +1,73 @@
+// Plans: the calls recorded on a communicator between weftPlanBegin and weftPlanEnd, compiled once into
+// the operations to launch (docs/plans.md).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "fusion/fusion_planner.h"
+#include "fusion/plan_compile.h"
+
+namespace weft {
+
+// A recorded call: the operation, the stream it was issued on (it decides fusion, as in an eager group)
+// and the group it belonged to (0: none).
+struct RecordedCall {
+  Op op;
+  weftStream* stream;
+  uint64_t group;
+};
+
+// Takes the calls of a communicator while it records. Calls may come from several threads.
+class PlanRecorder {
+ public:
+  void record(const Op& op, weftStream* stream, uint64_t group);
+  std::vector<RecordedCall> take();
+
+ private:
+  std::mutex mutex_;
+  std::vector<RecordedCall> calls_;
+};
+
+// A communicator's recorder while it records (null otherwise); owns it.
+class RecorderSlot {
+ public:
+  RecorderSlot() = default;
+  ~RecorderSlot() { delete recorder_.load(); }
+  RecorderSlot(const RecorderSlot&) = delete;
+  RecorderSlot& operator=(const RecorderSlot&) = delete;
+
+  PlanRecorder* active() const { return recorder_.load(std::memory_order_acquire); }
+  // False when it already records.
+  bool start();
+  // The recorder, or null when it was not recording.
+  std::unique_ptr<PlanRecorder> stop() { return std::unique_ptr<PlanRecorder>(recorder_.exchange(nullptr)); }
+
+ private:
+  std::atomic<PlanRecorder*> recorder_{nullptr};
+};
+
+// Compiles recorded calls: each recorded group fused as weftGroupEnd would have fused it (with the
+// communicator's settings now), the classification, the limits. Throws weftInvalidUsage when the plan
+// needs more streams than WEFT_MAX_STREAMS allows.
+struct CompiledPlan {
+  std::vector<Op> launches;
+  PlanClassification classification;
+  size_t recordedOps = 0;
+};
+CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf& settingOf);
+
+}  // namespace weft
+
+// What weftPlan_t points to.
+struct weftPlan {
+  static constexpr uint32_t kLiveMagic = 0x504c414e;  // "PLAN"; cleared on destroy
+  uint32_t magic = kLiveMagic;
+  weftComm* comm = nullptr;
+  weft::CompiledPlan compiled;
+  // Bytes this plan holds: its operations and the fused operations' member lists.
+  size_t resourceBytes() const;
+};
