@@ -78,6 +78,7 @@ class RangeSet {
 
 // What makes operations compatible; segment is the Index mode's.
 using Key = std::tuple<OpKind, const weftComm*, weftDataType_t, weftRedOp_t, const weftStream*, int, int>;
+constexpr size_t kSegment = 6;  // the Key's last field
 
 std::optional<size_t> slotOf(OpKind kind) {
   switch (kind) {
@@ -214,11 +215,13 @@ void FusionPlanner::State::add(const HeldOp& call) {
   }
 }
 
+// Index mode: an AllReduce of a later segment closes the communicator's AllReduce buckets of the earlier
+// ones (nothing can join them any more).
 void FusionPlanner::State::closeSegmentsBefore(const weftComm* comm, int segment) {
   for (auto it = open.begin(); it != open.end();) {
     auto next = std::next(it);
     if (std::get<OpKind>(it->first) == OpKind::AllReduce && std::get<const weftComm*>(it->first) == comm &&
-        std::get<6>(it->first) < segment) {
+        std::get<kSegment>(it->first) < segment) {
       close(it);
     }
     it = next;
@@ -246,8 +249,8 @@ std::vector<std::vector<size_t>> FusionPlanner::takeAll() {
 }
 
 HeldOp FusionPlanner::launchOf(const std::vector<size_t>& members) const {
-  const std::vector<HeldOp>& calls_ = state_->calls;
-  const HeldOp& first = calls_[members.front()];
+  const std::vector<HeldOp>& calls = state_->calls;
+  const HeldOp& first = calls[members.front()];
   if (members.size() == 1) return first;
   auto fused = std::make_shared<std::vector<Op>>();
   HeldOp launch = first;
@@ -255,8 +258,8 @@ HeldOp FusionPlanner::launchOf(const std::vector<size_t>& members) const {
   launch.op.args.recvbuff = nullptr;
   launch.op.args.count = 0;
   for (size_t i : members) {
-    fused->push_back(calls_[i].op);
-    launch.op.args.count += calls_[i].op.args.count;
+    fused->push_back(calls[i].op);
+    launch.op.args.count += calls[i].op.args.count;
   }
   launch.op.members = std::move(fused);
   return launch;
