@@ -2,6 +2,7 @@
 #include <string>
 
 #include "core/api/guard.h"
+#include "core/common/enum_value.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -52,7 +53,8 @@ WEFT_API weftResult_t weftGetVersion(int* version) {
 WEFT_API weftResult_t weftDataTypeSize(weftDataType_t datatype, size_t* bytes) {
   return weft::guarded(__func__, [&] {
     weft::requireNotNull(bytes, "bytes");
-    if (!weft::isValidDataType(datatype)) weft::fail(weftInvalidArgument, "datatype {} is unknown", int(datatype));
+    const int type = weft::enumValue(datatype);
+    if (type < 0 || type >= WEFT_NUM_DATA_TYPES) weft::fail(weftInvalidArgument, "datatype {} is unknown", type);
     *bytes = weft::dataTypeSize(datatype);
   });
 }

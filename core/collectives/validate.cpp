@@ -3,6 +3,7 @@
 
 #include "core/collectives/op.h"
 #include "core/comm/comm.h"
+#include "core/common/enum_value.h"
 #include "core/common/error.h"
 #include "core/reduce/reduce.h"
 
@@ -39,9 +40,15 @@ void validate(const Op& op) {
   const int nranks = op.comm->nranks;
   const int rank = op.comm->rank;
   if (op.kind == OpKind::Barrier) return;
-  if (!isValidDataType(a.type)) fail(weftInvalidArgument, "datatype {} is not a weftDataType_t", int(a.type));
+  // Read as ints: a C caller may pass any value (core/common/enum_value.h).
+  const int type = enumValue(a.type);
+  if (type < 0 || type >= WEFT_NUM_DATA_TYPES)
+    fail(weftInvalidArgument, "datatype {} is not a weftDataType_t", type);
   bool reduces = op.kind == OpKind::AllReduce || op.kind == OpKind::Reduce || op.kind == OpKind::ReduceScatter;
-  if (reduces && !isValidRedOp(a.op)) fail(weftInvalidArgument, "op {} is not a weftRedOp_t", int(a.op));
+  const int redOp = enumValue(a.op);
+  if (reduces && (redOp < 0 || redOp >= WEFT_NUM_RED_OPS)) {
+    fail(weftInvalidArgument, "op {} is not a weftRedOp_t", redOp);
+  }
   bool rooted = op.kind == OpKind::Broadcast || op.kind == OpKind::Reduce;
   bool peered = op.kind == OpKind::Send || op.kind == OpKind::Recv;
   if ((rooted || peered) && (a.root < 0 || a.root >= nranks)) {
