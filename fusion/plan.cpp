@@ -25,6 +25,38 @@ bool RecorderSlot::start() {
   return true;
 }
 
+namespace {
+
+// Whether `op` may join a run of independent calls that starts with `first`.
+bool joinsRun(const Op& op, const Op& first) {
+  return op.kind == OpKind::AllReduce && !op.members && op.args.count > 0 && op.args.type == first.args.type &&
+         op.args.op == first.args.op;
+}
+
+// Runs of consecutive AllReduces of one type and op that are not fused (calls outside groups) become one
+// operation of independent members: a backend may run them in fewer steps, each with its own result
+// (weftBackendListOps_v1.runMany), where eager calls pay one step each.
+std::vector<Op> independentRuns(const std::vector<Op>& launches) {
+  std::vector<Op> out;
+  for (size_t i = 0; i < launches.size();) {
+    size_t end = i;
+    while (end < launches.size() && joinsRun(launches[end], launches[i])) ++end;
+    if (end - i < 2) {
+      out.push_back(launches[i++]);
+      continue;
+    }
+    Op run = launches[i];
+    run.members = std::make_shared<std::vector<Op>>(launches.begin() + static_cast<ptrdiff_t>(i),
+                                                    launches.begin() + static_cast<ptrdiff_t>(end));
+    run.independent = true;
+    out.push_back(std::move(run));
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
 CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf& settingOf) {
   const PlanLimits limits = planLimitsFromEnvironment();
   CompiledPlan plan;
@@ -51,22 +83,23 @@ CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf&
   for (size_t i = 0; i < calls.size();) {
     const uint64_t group = calls[i].group;
     if (group == 0) {
-      plan.launches.push_back(calls[i++].op);
+      plan.launches->push_back(calls[i++].op);
       continue;
     }
     FusionPlanner planner(settingOf);
     for (; i < calls.size() && calls[i].group == group; ++i) planner.add({calls[i].op, calls[i].stream});
     for (const std::vector<size_t>& members : planner.takeAll())
-      plan.launches.push_back(planner.launchOf(members).op);
+      plan.launches->push_back(planner.launchOf(members).op);
   }
+  *plan.launches = independentRuns(*plan.launches);
   return plan;
 }
 
 }  // namespace weft
 
 size_t weftPlan::resourceBytes() const {
-  size_t bytes = sizeof(*this) + compiled.launches.capacity() * sizeof(weft::Op);
-  for (const weft::Op& op : compiled.launches) {
+  size_t bytes = sizeof(*this) + compiled.launches->capacity() * sizeof(weft::Op);
+  for (const weft::Op& op : *compiled.launches) {
     if (op.members) bytes += op.members->capacity() * sizeof(weft::Op);
   }
   return bytes;

@@ -54,7 +54,7 @@ class RecorderSlot {
 // communicator's settings now), the classification, the limits. Throws weftInvalidUsage when the plan
 // needs more streams than WEFT_MAX_STREAMS allows.
 struct CompiledPlan {
-  std::vector<Op> launches;
+  std::shared_ptr<std::vector<Op>> launches = std::make_shared<std::vector<Op>>();
   PlanClassification classification;
   size_t recordedOps = 0;
 };

@@ -23,8 +23,10 @@ struct Op {
   CollArgs args;     // for Send/Recv: sendbuff/recvbuff, count, type; root holds the peer
   int fusionId = 1;  // 0: never fused (fusion/fusion_planner.h)
   // Set on a fused operation: the calls it runs as one collective (args.count is their total; the
-  // buffers are chosen when it runs, see fusion/fused_run.h).
+  // buffers are chosen when it runs, see fusion/fused_run.h). With `independent`, a plan's run of
+  // consecutive calls instead, each its own collective, that a backend may run in fewer steps.
   std::shared_ptr<const std::vector<Op>> members;
+  bool independent = false;
 };
 
 const char* opName(OpKind kind);
@@ -39,6 +41,9 @@ void runCollective(const Op& op);
 // Runs a fused operation (op.members set) straight on its members' buffers when the communicator's
 // backend takes buffer lists for it (the decision is the same on every rank); false otherwise.
 bool runFusedOnBackend(const Op& op);
+// Runs op's independent members (op.independent), through the backend's runMany where it takes them all,
+// else one by one.
+void runIndependent(const Op& op);
 
 // Runs a batch (a group, or one call) on the calling thread: takes the turns, starts every Send/Recv,
 // runs the collectives in order, then waits for the Send/Recvs. Throws on failure, after recording it

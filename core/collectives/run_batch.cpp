@@ -33,7 +33,9 @@ void runOps(std::span<const Op> ops) {
   }
   for (const Op& op : ops) {
     if (op.kind == OpKind::Send || op.kind == OpKind::Recv) continue;
-    if (op.members) {
+    if (op.independent) {
+      runIndependent(op);
+    } else if (op.members) {
       runFused(op);
     } else {
       runCollective(op);

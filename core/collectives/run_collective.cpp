@@ -152,4 +152,23 @@ void runCollective(const Op& op) {
   finishAverage(op, op.args);
 }
 
+void runIndependent(const Op& op) {
+  const std::vector<Op>& members = *op.members;
+  Backend* backend = op.comm->nranks > 1 ? backendFor(op, collectiveOf(op.kind)) : nullptr;
+  if (backend != nullptr) {
+    std::vector<weftBackendOp_v1> ops;
+    ops.reserve(members.size());
+    for (const Op& m : members) {
+      CollArgs a = m.args;
+      if (a.op == weftAvg) a.op = weftSum;
+      ops.push_back({collTypeOf(m.kind), a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.root});
+    }
+    if (backend->runMany(ops, opName(op.kind))) {
+      for (const Op& m : members) finishAverage(m, m.args);
+      return;
+    }
+  }
+  for (const Op& m : members) runCollective(m);
+}
+
 }  // namespace weft

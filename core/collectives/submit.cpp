@@ -35,8 +35,8 @@ void issue(Batch batch, weftStream* stream) {
 
 // Statistics of an operation that goes to the wire.
 void countLaunch(const Op& op) {
-  op.comm->collectivesLaunched.fetch_add(1, std::memory_order_relaxed);
-  if (!op.members) return;
+  op.comm->collectivesLaunched.fetch_add(op.independent ? op.members->size() : 1, std::memory_order_relaxed);
+  if (!op.members || op.independent) return;
   size_t bytes = 0;
   for (const Op& m : *op.members) bytes += fusionBytes(m);
   op.comm->bytesFused.fetch_add(bytes, std::memory_order_relaxed);
@@ -84,12 +84,16 @@ void groupStart() {
   ++group.serial;
 }
 
-void launchPlan(std::span<const Op> launches, size_t recordedOps, weftStream* stream) {
-  if (launches.empty()) return;
-  weftComm* comm = launches.front().comm;
+void launchPlan(const std::shared_ptr<const std::vector<Op>>& launches, size_t recordedOps, weftStream* stream) {
+  if (launches->empty()) return;
+  weftComm* comm = launches->front().comm;
   comm->opsSubmitted.fetch_add(recordedOps, std::memory_order_relaxed);
-  for (const Op& op : launches) countLaunch(op);
-  issue(Batch{std::vector<Op>(launches.begin(), launches.end())}, stream);
+  for (const Op& op : *launches) countLaunch(op);
+  // One communicator, one ticket: the NULL stream's launch allocates nothing; a stream's shares the
+  // operations (a plan destroyed while its launch waits in the queue leaves them to the launch).
+  Ticket ticket = issueTicket(comm);
+  if (stream == nullptr) return runBatch(*launches, {&ticket, 1});
+  stream->enqueue([launches, ticket] { runBatch(*launches, {&ticket, 1}); });
 }
 
 void groupEnd() {

@@ -1,7 +1,8 @@
 // Where a checked operation goes: into the open group, or straight to its stream (NULL: run now).
 #pragma once
 
-#include <span>
+#include <memory>
+#include <vector>
 
 #include "core/collectives/op.h"
 #include "fusion/fusion_config.h"
@@ -17,7 +18,7 @@ void groupStart();
 void groupEnd();
 // Issues a compiled plan's operations (all on one communicator) as one batch on stream (NULL: runs now).
 // recordedOps: the calls they stand for, for the statistics.
-void launchPlan(std::span<const Op> launches, size_t recordedOps, weftStream* stream);
+void launchPlan(const std::shared_ptr<const std::vector<Op>>& launches, size_t recordedOps, weftStream* stream);
 // The fusion setting a communicator has now (what weftGroupEnd and plans fuse with).
 FusionSetting fusionSettingOf(const weftComm* comm, size_t slot);
 

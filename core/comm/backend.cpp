@@ -121,4 +121,16 @@ bool Backend::runList(weftCollType_t coll, const CollArgs& total, std::span<cons
   return true;
 }
 
+bool Backend::runMany(std::span<const weftBackendOp_v1> ops, const char* operation) {
+  const weftBackendListOps_v1* list = plugin_.backendList;
+  if (list == nullptr || list->runMany == nullptr) return false;
+  for (const weftBackendOp_v1& op : ops) {
+    if (plugin_.plugin->backend->supports(bcomm_, &op) == 0) return false;
+  }
+  if (weftResult_t r = list->runMany(bcomm_, ops.data(), ops.size()); r != weftSuccess) {
+    fail(r, "{} ({} backend): {}", operation, plugin_.name, plugin_.plugin->backend->lastError(bcomm_));
+  }
+  return true;
+}
+
 }  // namespace weft

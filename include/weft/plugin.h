@@ -145,7 +145,8 @@ struct weftBackendOps_v1 {
 typedef struct weftBackendOps_v1 weftBackendOps_v1;
 
 /* Optional extension of a backend: collectives on a list of buffers, so that Weft can run a fused
- * operation (docs/fusion.md) straight on the calls' buffers instead of packing them. A plugin offers it by
+ * operation (docs/fusion.md) straight on the calls' buffers instead of packing them, and lists of
+ * collectives (runMany). A plugin offers it by
  * exporting WEFT_BACKEND_LIST_SYMBOL_V1 next to its plugin table; Weft looks it up after loading the plugin
  * and uses it only for communicators set up by that plugin's backend. Today: AllReduce. */
 #define WEFT_BACKEND_LIST_SYMBOL_V1 "weftBackendList_v1"
@@ -165,6 +166,10 @@ typedef struct {
    * between ranks; the total may not. */
   weftResult_t (*runList)(void* bcomm, const weftBackendOp_v1* op, const weftBackendBuffer_v1* buffers,
                           size_t numBuffers);
+  /* Runs numOps independent collectives (each supported, each with its own buffers) with exactly the
+   * results of running them one by one in this order; the backend may run several in one step (a plan's
+   * consecutive small calls). Weft passes the same list on every rank. NULL: not offered. */
+  weftResult_t (*runMany)(void* bcomm, const weftBackendOp_v1* ops, size_t numOps);
 } weftBackendListOps_v1;
 
 typedef struct {

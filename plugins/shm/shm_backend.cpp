@@ -71,6 +71,12 @@ weftResult_t nodeRunList(void* bcomm, const weftBackendOp_v1* op, const weftBack
   return plugins::guarded(logf, nullptr, "runList", [&] { return node->runList(*op, buffers, numBuffers); });
 }
 
+weftResult_t nodeRunMany(void* bcomm, const weftBackendOp_v1* ops, size_t numOps) {
+  if (bcomm == nullptr || (ops == nullptr && numOps > 0)) return weftInvalidArgument;
+  auto* node = static_cast<NodeComm*>(bcomm);
+  return plugins::guarded(logf, nullptr, "runMany", [&] { return node->runMany(ops, numOps); });
+}
+
 const char* nodeLastError(void* bcomm) {
   return bcomm == nullptr ? "no backend communicator" : static_cast<NodeComm*>(bcomm)->lastError();
 }
@@ -97,4 +103,5 @@ const weftBackendListOps_v1 weftBackendList_v1 = {
     .abiVersion = 1,
     .supportsList = weft::shm::nodeSupportsList,
     .runList = weft::shm::nodeRunList,
+    .runMany = weft::shm::nodeRunMany,
 };

@@ -260,6 +260,41 @@ bool NodeComm::supportsList(const weftBackendOp_v1& op) const {
   return op.coll == weftCollAllReduce && elementBytes > 0 && cma_ && op.count * elementBytes > stageLimit(op.coll);
 }
 
+// Staged AllReduces reduce every element in rank order, whatever their size and path, so a run of them
+// staged together and reduced the same way gives each exactly its own result.
+weftResult_t NodeComm::runMany(const weftBackendOp_v1* ops, size_t numOps) {
+  for (size_t i = 0; i < numOps;) {
+    const weftBackendOp_v1& first = ops[i];
+    const size_t elementBytes = nodeElementBytes(first.datatype);
+    size_t end = i;
+    size_t bytes = 0;
+    if (first.coll == weftCollAllReduce && elementBytes > 0) {
+      for (; end < numOps; ++end) {
+        const weftBackendOp_v1& op = ops[end];
+        const size_t opBytes = op.count * elementBytes;
+        if (op.coll != weftCollAllReduce || op.datatype != first.datatype || op.op != first.op ||
+            opBytes > stageLimit(op.coll) || bytes + opBytes > stageBytes_) {
+          break;
+        }
+        bytes += opBytes;
+      }
+    }
+    if (end - i < 2) {
+      if (weftResult_t r = run(first); r != weftSuccess) return r;
+      ++i;
+      continue;
+    }
+    const weftBackendOp_v1 whole{weftCollAllReduce, nullptr,  nullptr, bytes / elementBytes,
+                                 first.datatype,    first.op, 0};
+    if (weftResult_t r = runAs(whole, [&] { runNodeAllReduceBatch(*this, whole, ops + i, end - i); });
+        r != weftSuccess) {
+      return r;
+    }
+    i = end;
+  }
+  return weftSuccess;
+}
+
 weftResult_t NodeComm::runList(const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
                                size_t numBuffers) {
   return runAs(op, [&] { runNodeAllReduceList(*this, op, buffers, numBuffers); });

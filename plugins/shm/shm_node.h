@@ -88,6 +88,8 @@ class NodeComm {
   // The list extension (weftBackendListOps_v1): AllReduce over the buffers' concatenation, by CMA.
   bool supportsList(const weftBackendOp_v1& op) const;
   weftResult_t runList(const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers, size_t numBuffers);
+  // Independent collectives in order; consecutive staged AllReduces of one type and op share one step.
+  weftResult_t runMany(const weftBackendOp_v1* ops, size_t numOps);
   const char* lastError() const { return error_.c_str(); }
 
   // For the collectives (shm_node_colls.cpp): --------------------------------------------------------
@@ -96,6 +98,7 @@ class NodeComm {
   // The largest input (per rank) a collective stages; larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
   size_t reduceAllBytes() const { return reduceAllBytes_; }
+  size_t stageBytes() const { return stageBytes_; }
   // Staging areas of rank r for the current collective.
   unsigned char* stageIn(int r) const;
   unsigned char* stageOut(int r) const;
@@ -177,6 +180,10 @@ class NodeComm {
 
 // Runs op on comm (shm_node_colls.cpp). Throws NodeError on failure.
 void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op);
+// Runs AllReduces whose inputs fit the staging area together in one step, each reduced in rank order as it
+// would be alone (shm_node_colls.cpp). `whole` describes them as one (their total count). Throws NodeError.
+void runNodeAllReduceBatch(NodeComm& comm, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops,
+                           size_t numOps);
 // Runs an AllReduce over a list of buffers by CMA (shm_node_colls.cpp). Throws NodeError on failure.
 void runNodeAllReduceList(NodeComm& comm, const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
                           size_t numBuffers);

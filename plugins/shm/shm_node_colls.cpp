@@ -335,6 +335,34 @@ BufferList peerList(NodeComm& c, int peer, size_t elementBytes, size_t expectedB
 
 }  // namespace
 
+void runNodeAllReduceBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops,
+                           size_t numOps) {
+  const size_t es = nodeElementBytes(whole.datatype);
+  const int p = c.nranks();
+  unsigned char* mine = c.stageIn(c.rank());
+  size_t offset = 0;
+  for (size_t i = 0; i < numOps; ++i) {
+    std::memcpy(mine + offset, ops[i].sendbuff, ops[i].count * es);
+    offset += ops[i].count * es;
+  }
+  NodeDescriptor d = describe(whole);
+  c.publish(&d);
+  c.waitAll();
+  offset = 0;
+  for (size_t i = 0; i < numOps; ++i) {  // as Runner::reduceStaged, per call
+    const size_t n = ops[i].count;
+    void* out = ops[i].recvbuff;
+    if (p == 1) {
+      std::memcpy(out, mine + offset, n * es);
+      offset += n * es;
+      continue;
+    }
+    c.reduce(out, c.stageIn(0) + offset, c.stageIn(1) + offset, n, whole.datatype, whole.op);
+    for (int r = 2; r < p; ++r) c.reduce(out, out, c.stageIn(r) + offset, n, whole.datatype, whole.op);
+    offset += n * es;
+  }
+}
+
 // The direct AllReduce (see Runner::allReduce) on lists of buffers: the peers' lists are read once, then
 // every read and write of a chunk is one process_vm_readv/writev over the buffers it spans, and the
 // reduction goes straight into this rank's receive buffers, as on one vector.

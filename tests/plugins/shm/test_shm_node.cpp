@@ -214,6 +214,63 @@ TEST(NodeBackend, ListAllReduceMatchesReference) {
   }
 }
 
+// runMany: independent collectives (AllReduces of every staged size, one too large to stage, an AllGather
+// between them) give exactly what running them one by one gives.
+TEST(NodeBackend, ManyEqualsOneByOne) {
+  const weftBackendListOps_v1* list = listOps();
+  ASSERT_NE(list, nullptr);
+  ASSERT_NE(list->runMany, nullptr);
+  const std::vector<size_t> counts = {3, 16, 256, 5000, 1000, 20000, 4, 4};  // 20000 floats: not staged
+  NodeGroup g(3);
+  const int p = g.size();
+  // Per rank: inputs, and outputs for runMany and for the calls one by one.
+  std::vector<std::vector<std::vector<float>>> in(p), many(p), single(p);
+  std::vector<std::vector<weftBackendOp_v1>> ops(p);
+  for (int r = 0; r < p; ++r) {
+    for (size_t k = 0; k < counts.size(); ++k) {
+      const size_t n = counts[k] * (k == 3 ? p : 1);  // op 3 is an AllGather
+      in[r].emplace_back(counts[k]);
+      for (size_t i = 0; i < counts[k]; ++i) in[r][k][i] = input(r, i + k) * 0.37f + static_cast<float>(k);
+      many[r].emplace_back(n, -1.0f);
+      single[r].emplace_back(n, -2.0f);
+    }
+  }
+  auto opsFor = [&](int r, std::vector<std::vector<float>>& out) {
+    std::vector<weftBackendOp_v1> list;
+    for (size_t k = 0; k < counts.size(); ++k) {
+      list.push_back({k == 3 ? weftCollAllGather : weftCollAllReduce, in[r][k].data(), out[k].data(), counts[k],
+                      weftFloat32, weftSum, 0});
+    }
+    return list;
+  };
+  std::vector<weftResult_t> results(p, weftInternalError);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      ops[r] = opsFor(r, many[r]);
+      results[r] = list->runMany(g.comm(r), ops[r].data(), ops[r].size());
+      if (results[r] != weftSuccess) return;
+      for (const weftBackendOp_v1& op : opsFor(r, single[r])) {
+        if (weftResult_t x = g.ops()->run(g.comm(r), &op); x != weftSuccess) results[r] = x;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < p; ++r) {
+    ASSERT_EQ(results[r], weftSuccess) << "rank " << r << ": " << g.ops()->lastError(g.comm(r));
+    for (size_t k = 0; k < counts.size(); ++k) {
+      ASSERT_EQ(std::memcmp(many[r][k].data(), single[r][k].data(), many[r][k].size() * sizeof(float)), 0)
+          << "rank " << r << " op " << k;
+      if (k == 3) continue;
+      for (size_t i = 0; i < counts[k]; ++i) {
+        double want = 0;
+        for (int q = 0; q < p; ++q) want += in[q][k][i];
+        ASSERT_NEAR(many[r][k][i], want, 1e-4 * (1 + std::fabs(want))) << "rank " << r << " op " << k;
+      }
+    }
+  }
+}
+
 TEST(NodeBackend, ListDeclinesWhatItDoesNotRun) {
   const weftBackendListOps_v1* list = listOps();
   ASSERT_NE(list, nullptr);
