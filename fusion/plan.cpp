@@ -67,12 +67,15 @@ CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf&
   plan.classification = classifyPlan(ops, limits);
   const PlanClassification& c = plan.classification;
   if (c.streamsUsed > limits.maxStreams) {
+    const std::string reuse = limits.reuseLimit == 0
+                                  ? std::string("subgraph reuse is off (WEFT_SUBGRAPH_REUSE=0)")
+                                  : fmt::format("{} of them reused within WEFT_SUBGRAPH_REUSE's limit of {}",
+                                                c.opsReused, limits.reuseLimit);
     fail(weftInvalidUsage,
-         "the plan needs {} streams for its {} operations ({} per stream, WEFT_STREAM_CAPACITY; {} with reuse), "
-         "more than WEFT_MAX_STREAMS={}: enable subgraph reuse (WEFT_SUBGRAPH_REUSE=-1 or a larger limit), carry "
-         "more operations per stream or allow more streams",
-         c.streamsUsed, c.numOps, limits.streamCapacity,
-         limits.reuseLimit == 0 ? "none" : std::to_string(c.opsReused) + " reused", limits.maxStreams);
+         "the plan needs {} streams for its {} operations ({} per stream, WEFT_STREAM_CAPACITY; {}), more than "
+         "WEFT_MAX_STREAMS={}: set WEFT_SUBGRAPH_REUSE={} to reuse subgraphs for all of them, or raise "
+         "WEFT_STREAM_CAPACITY or WEFT_MAX_STREAMS",
+         c.streamsUsed, c.numOps, limits.streamCapacity, reuse, limits.maxStreams, c.numOps);
   }
   for (const std::string& reused : c.reused) log::info("plan: one subgraph reused by {}", reused);
   log::info("plan: {} operations, {} streams without reuse, {} with", c.numOps, c.streamsWithoutReuse,

@@ -14,50 +14,61 @@ namespace {
 
 constexpr std::align_val_t kAlignment{64};
 
-// The buffers of one case. The N pairs are separate allocations, send and receive interleaved, so no two
-// sends (or receives) are neighbours and the library cannot treat them as one block.
-class FusionBuffers {
- public:
-  FusionBuffers(int calls, size_t bytes, size_t totalBytes) {
-    try {
-      for (int i = 0; i < calls; ++i) {
-        send.push_back(allocate(bytes));
-        recv.push_back(allocate(bytes));
-      }
+}  // namespace
+
+FusionBuffers::FusionBuffers(int calls, size_t bytes, size_t totalBytes) {
+  try {
+    for (int i = 0; i < calls; ++i) {
+      send.push_back(allocate(bytes));
+      recv.push_back(allocate(bytes));
+    }
+    if (totalBytes) {
       singleSend = allocate(totalBytes);
       singleRecv = allocate(totalBytes);
-    } catch (...) {
-      release();
-      throw;
     }
+  } catch (...) {
+    release();
+    throw;
   }
-  ~FusionBuffers() { release(); }
-  FusionBuffers(const FusionBuffers&) = delete;
-  FusionBuffers& operator=(const FusionBuffers&) = delete;
+}
 
-  std::vector<unsigned char*> send, recv;
-  unsigned char* singleSend = nullptr;
-  unsigned char* singleRecv = nullptr;
+unsigned char* FusionBuffers::allocate(size_t bytes) {
+  return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
+}
 
- private:
-  static unsigned char* allocate(size_t bytes) {
-    return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
-  }
-  static void free(unsigned char* p) {
-    if (p) ::operator delete(p, kAlignment);
-  }
-  void release() {
-    for (unsigned char* p : send) free(p);
-    for (unsigned char* p : recv) free(p);
-    send.clear();
-    recv.clear();
-    free(singleSend);
-    free(singleRecv);
-    singleSend = singleRecv = nullptr;
-  }
-};
+void FusionBuffers::free(unsigned char* p) {
+  if (p) ::operator delete(p, kAlignment);
+}
 
-}  // namespace
+void FusionBuffers::release() {
+  for (unsigned char* p : send) free(p);
+  for (unsigned char* p : recv) free(p);
+  send.clear();
+  recv.clear();
+  free(singleSend);
+  free(singleRecv);
+  singleSend = singleRecv = nullptr;
+}
+
+LaunchStats launchStatsOf(weftComm_t comm, int rank, const Side& call) {
+  weftCommStats_t before = WEFT_COMM_STATS_INITIALIZER, after = WEFT_COMM_STATS_INITIALIZER;
+  weftCheck(weftCommGetStats(comm, &before), "weftCommGetStats", rank);
+  call();
+  weftCheck(weftCommGetStats(comm, &after), "weftCommGetStats", rank);
+  long long local[4] = {static_cast<long long>(after.opsSubmitted - before.opsSubmitted),
+                        static_cast<long long>(after.collectivesLaunched - before.collectivesLaunched),
+                        static_cast<long long>(after.bytesFused - before.bytesFused), 0};
+  local[3] = -local[1];  // the minimum of the launches, as the maximum of their negation
+  long long global[4] = {};
+  MPI_Allreduce(local, global, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  LaunchStats s;
+  s.measured = true;
+  s.ops = global[0];
+  s.launches = global[1];
+  s.bytesFused = global[2];
+  s.launchesMin = -global[3];
+  return s;
+}
 
 double FusionRow::ratio(const Measure& a, const Measure& b) {
   if (!a.ran || !b.ran || a.timeUs <= 0 || b.timeUs <= 0) return 0;
@@ -94,25 +105,7 @@ void FusionBench::setMode(weftFusionMode_t mode) {
   mode_ = mode;
 }
 
-LaunchStats FusionBench::launchesOf(const Side& call) {
-  weftCommStats_t before = WEFT_COMM_STATS_INITIALIZER, after = WEFT_COMM_STATS_INITIALIZER;
-  weftCheck(weftCommGetStats(comm_, &before), "weftCommGetStats", rank_);
-  call();
-  weftCheck(weftCommGetStats(comm_, &after), "weftCommGetStats", rank_);
-  long long local[4] = {static_cast<long long>(after.opsSubmitted - before.opsSubmitted),
-                        static_cast<long long>(after.collectivesLaunched - before.collectivesLaunched),
-                        static_cast<long long>(after.bytesFused - before.bytesFused), 0};
-  local[3] = -local[1];  // the minimum of the launches, as the maximum of their negation
-  long long global[4] = {};
-  MPI_Allreduce(local, global, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  LaunchStats s;
-  s.measured = true;
-  s.ops = global[0];
-  s.launches = global[1];
-  s.bytesFused = global[2];
-  s.launchesMin = -global[3];
-  return s;
-}
+LaunchStats FusionBench::launchesOf(const Side& call) { return launchStatsOf(comm_, rank_, call); }
 
 FusionRow FusionBench::run(const FusionCase& fusionCase, weftDataType_t type, weftRedOp_t op) {
   const CollDesc& desc = *findColl("allreduce");

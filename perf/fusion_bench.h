@@ -33,6 +33,30 @@ struct LaunchStats {
   bool agree() const { return launches == launchesMin; }
 };
 
+// Stats' deltas around one run of `call`, the largest (and the smallest launch count) over the ranks.
+// Collective over MPI_COMM_WORLD. Shared by --fusion and --plan.
+LaunchStats launchStatsOf(weftComm_t comm, int rank, const Side& call);
+
+// The buffers of one case. The N pairs are separate allocations, send and receive interleaved, so no two
+// sends (or receives) are neighbours and the library cannot treat them as one block. totalBytes > 0 adds
+// the single call's contiguous pair (--fusion); --plan passes 0.
+class FusionBuffers {
+ public:
+  FusionBuffers(int calls, size_t bytes, size_t totalBytes);
+  ~FusionBuffers() { release(); }
+  FusionBuffers(const FusionBuffers&) = delete;
+  FusionBuffers& operator=(const FusionBuffers&) = delete;
+
+  std::vector<unsigned char*> send, recv;
+  unsigned char* singleSend = nullptr;
+  unsigned char* singleRecv = nullptr;
+
+ private:
+  static unsigned char* allocate(size_t bytes);
+  static void free(unsigned char* p);
+  void release();
+};
+
 struct FusionRow {
   FusionCase fusionCase;  // as given (bytes before rounding down to whole elements)
   size_t count = 0;       // elements per call

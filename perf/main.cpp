@@ -21,6 +21,7 @@
 #include "info.h"
 #include "options.h"
 #include "peer.h"
+#include "plan_bench.h"
 #include "report.h"
 #include "summary.h"
 #include "weft/weft.h"
@@ -79,6 +80,14 @@ ParseResult checkAgainstRun(const Options& options, int nranks) {
     double perHost = fusionBytesPerRank(c) * nranks;
     if (memory > 0 && perHost > 0.75 * memory)
       return {ParseStatus::kError, "--fusion " + std::to_string(c.calls) + ":" + std::to_string(c.bytes) +
+                                       ": the buffers of " + std::to_string(nranks) +
+                                       " ranks need more than 3/4 of this machine's memory"};
+  }
+  // --plan allocates N buffer pairs and a copy of the outputs on every rank.
+  for (const PlanCase& c : options.plan) {
+    double perHost = planBytesPerRank(c) * nranks;
+    if (memory > 0 && perHost > 0.75 * memory)
+      return {ParseStatus::kError, "--plan " + std::to_string(c.calls) + ":" + std::to_string(c.bytes) +
                                        ": the buffers of " + std::to_string(nranks) +
                                        " ranks need more than 3/4 of this machine's memory"};
   }
@@ -157,7 +166,7 @@ int main(int argc, char** argv) {
 
   Results results;
   weftComm_t comm = nullptr;
-  if (!options.colls.empty() || !options.fusion.empty()) comm = initComm(rank, nranks);
+  if (!options.colls.empty() || !options.fusion.empty() || !options.plan.empty()) comm = initComm(rank, nranks);
   if (!options.colls.empty()) {
     std::vector<size_t> sizes = sweepSizes(options);
     size_t capacity = *std::max_element(sizes.begin(), sizes.end());
@@ -217,10 +226,43 @@ int main(int argc, char** argv) {
     }
     if (rank == 0) printFusionFooter(out, results.fusion, info);
   }
+  if (!options.plan.empty()) {
+    PlanBench plans(comm, rank, nranks, options, peers);
+    if (rank == 0) printPlanHeader(out, info);
+    for (const PlanCase& planCase : options.plan) {
+      for (weftDataType_t type : options.types) {
+        for (weftRedOp_t op : options.ops) {
+          PlanRow row;
+          try {
+            row = plans.run(planCase, type, op);
+          } catch (const std::bad_alloc&) {
+            std::fprintf(stderr, "commperf: rank %d: cannot allocate the buffers of --plan %d:%zu\n", rank,
+                         planCase.calls, planCase.bytes);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+          }
+          results.totalWrong += row.wrong();
+          results.planMismatches += row.totalMismatches();
+          if (rank == 0) printPlanRow(out, row, info);
+          results.plan.push_back(std::move(row));
+        }
+      }
+    }
+    // The compile time of a large plan, once per run, in the first type and op given.
+    try {
+      results.planCompile = plans.compile(kPlanCompileOps, kPlanCompileBytes, options.types.front(),
+                                          options.ops.front(), options.rounds);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "commperf: rank %d: cannot allocate the buffers of the %d-call plan\n", rank,
+                   kPlanCompileOps);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (rank == 0) printPlanFooter(out, results.plan, results.planCompile, info);
+  }
   if (comm) weftCheck(weftCommDestroy(comm), "weftCommDestroy", rank);
   if (rank == 0) printSummary(out, results.colls, info);
 
-  int code = results.totalWrong > 0 ? 1 : 0;
+  // A plan whose outputs differ from the eager calls' is as wrong as a wrong element.
+  int code = results.totalWrong > 0 || results.planMismatches > 0 ? 1 : 0;
   if (rank == 0 && !options.jsonPath.empty() && !writeJson(options.jsonPath, options, info, results)) {
     std::perror(("commperf: cannot write " + options.jsonPath).c_str());
     code = 2;

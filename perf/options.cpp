@@ -15,7 +15,7 @@ namespace commperf {
 
 namespace {
 
-enum LongOnly { kColl = 1000, kJson, kCsv, kPeer, kRounds, kBounds, kBoundsBytes, kGlooAllreduce, kFusion };
+enum LongOnly { kColl = 1000, kJson, kCsv, kPeer, kRounds, kBounds, kBoundsBytes, kGlooAllreduce, kFusion, kPlan };
 
 constexpr const char* kGlooAllreduceNames[] = {"ring", "bcube", "ring_chunked", "halving_doubling"};
 
@@ -39,6 +39,7 @@ const option kLongOptions[] = {
     {"bounds_bytes", required_argument, nullptr, kBoundsBytes},
     {"gloo_allreduce", required_argument, nullptr, kGlooAllreduce},
     {"fusion", required_argument, nullptr, kFusion},
+    {"plan", required_argument, nullptr, kPlan},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -202,6 +203,11 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         if (!parseFusionList(arg, options.fusion, message)) return error(message);
         break;
       }
+      case kPlan: {
+        std::string message;
+        if (!parsePlanList(arg, options.plan, message)) return error(message);
+        break;
+      }
       case 'h':
         return ParseResult{ParseStatus::kHelp, {}};
       case ':':
@@ -216,10 +222,10 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
     }
   }
   if (optind < argc) return error(std::string("unexpected argument '") + argv[optind] + "'");
-  // --fusion runs its cases instead of the size sweep, unless --coll asks for both.
-  if (!options.fusion.empty() && !collGiven) options.colls.clear();
-  if (options.colls.empty() && !options.bounds && options.fusion.empty())
-    return error("--coll none runs nothing without --bounds or --fusion");
+  // --fusion and --plan run their cases instead of the size sweep, unless --coll asks for both.
+  if ((!options.fusion.empty() || !options.plan.empty()) && !collGiven) options.colls.clear();
+  if (options.colls.empty() && !options.bounds && options.fusion.empty() && options.plan.empty())
+    return error("--coll none runs nothing without --bounds, --fusion or --plan");
   if (options.minBytes > options.maxBytes) return error("--minbytes is larger than --maxbytes");
   if (options.minBytes == 0 && options.stepFactor > 1)
     return error("--minbytes 0 needs --stepfactor 1 (a factor never grows 0)");
@@ -306,23 +312,29 @@ bool parsePeerList(const std::string& text, std::vector<PeerKind>& peers, std::s
   return true;
 }
 
-bool parseFusionList(const std::string& text, std::vector<FusionCase>& cases, std::string& error) {
-  const std::string expected = " (N:BYTES or a comma list such as 1000:4K,100:64K; N >= 1, BYTES >= 8)";
+namespace {
+
+// "N:BYTES" items, comma separated. defaultBytes > 0 makes ":BYTES" optional.
+bool parseCaseList(const std::string& text, const char* option, size_t defaultBytes, const std::string& expected,
+                   std::vector<FusionCase>& cases, std::string& error) {
   std::vector<FusionCase> list;
   for (size_t pos = 0;;) {
     size_t comma = text.find(',', pos);
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     size_t colon = item.find(':');
     long long calls = 0;
-    size_t bytes = 0;
-    if (colon == std::string::npos || !parseInt(item.substr(0, colon), 1, 1 << 20, calls) ||
-        !parseByteCount(item.substr(colon + 1), bytes) || bytes < 8) {
-      error = "invalid --fusion '" + text + "'" + (item == text ? "" : ": '" + item + "'") + expected;
+    size_t bytes = defaultBytes;
+    bool ok = colon != std::string::npos || defaultBytes > 0;
+    ok = ok && parseInt(item.substr(0, colon), 1, 1 << 20, calls);
+    if (ok && colon != std::string::npos) ok = parseByteCount(item.substr(colon + 1), bytes);
+    if (!ok || bytes < 8) {
+      error = std::string("invalid ") + option + " '" + text + "'" + (item == text ? "" : ": '" + item + "'") +
+              expected;
       return false;
     }
-    // N * BYTES must fit the single call's buffer (and size_t).
+    // N * BYTES must fit size_t (--fusion's single call has a buffer of that size).
     if (bytes > std::numeric_limits<size_t>::max() / static_cast<size_t>(calls)) {
-      error = "invalid --fusion '" + text + "': " + item + " is too large" + expected;
+      error = std::string("invalid ") + option + " '" + text + "': " + item + " is too large" + expected;
       return false;
     }
     list.push_back({static_cast<int>(calls), bytes});
@@ -331,6 +343,19 @@ bool parseFusionList(const std::string& text, std::vector<FusionCase>& cases, st
   }
   cases = std::move(list);
   return true;
+}
+
+}  // namespace
+
+bool parseFusionList(const std::string& text, std::vector<FusionCase>& cases, std::string& error) {
+  return parseCaseList(text, "--fusion", 0,
+                       " (N:BYTES or a comma list such as 1000:4K,100:64K; N >= 1, BYTES >= 8)", cases, error);
+}
+
+bool parsePlanList(const std::string& text, std::vector<PlanCase>& cases, std::string& error) {
+  return parseCaseList(text, "--plan", 1024,
+                       " (N[:BYTES] or a comma list such as 100,1000:4K; N >= 1, BYTES >= 8, default 1K)", cases,
+                       error);
 }
 
 std::vector<size_t> sweepSizes(const Options& options) {

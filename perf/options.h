@@ -20,6 +20,10 @@ struct FusionCase {
   bool operator==(const FusionCase&) const = default;
 };
 
+// One --plan case: `calls` AllReduces of `bytes` each (recorded in a plan, and issued eagerly). The same
+// shape as a fusion case.
+using PlanCase = FusionCase;
+
 struct Options {
   size_t minBytes = 8;
   size_t maxBytes = 64ull << 20;
@@ -34,6 +38,7 @@ struct Options {
   std::vector<weftRedOp_t> ops{weftSum};
   std::vector<std::string> colls{"allreduce"};  // empty: no sweep (--coll none, or --fusion without --coll)
   std::vector<FusionCase> fusion;               // --fusion, in the order given; empty: no fusion cases
+  std::vector<PlanCase> plan;                   // --plan, in the order given; empty: no plan cases
   std::vector<PeerKind> peers;         // --peer, in the order given (the table's column order); empty: Weft alone
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
   bool bounds = false;
@@ -68,6 +73,10 @@ const char* peerName(PeerKind peer);  // "mpi", "gloo"
 // --fusion's argument: "N:BYTES" or a comma list ("1000:4K,100:64K"), N >= 1, BYTES >= 8 (one element of every
 // type). False with `error` set on anything else.
 bool parseFusionList(const std::string& text, std::vector<FusionCase>& cases, std::string& error);
+
+// --plan's argument: "N[:BYTES]" or a comma list ("100,1000:4K"), N >= 1, BYTES >= 8, BYTES 1K when left out.
+// False with `error` set on anything else.
+bool parsePlanList(const std::string& text, std::vector<PlanCase>& cases, std::string& error);
 
 // --peer's argument: "none", one library or a comma list ("mpi,gloo"). False with `error` set on an unknown or
 // empty name, a library named twice, or "none" listed with others.

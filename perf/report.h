@@ -8,6 +8,7 @@
 
 #include "bench.h"
 #include "fusion_bench.h"
+#include "plan_bench.h"
 #include "info.h"
 #include "options.h"
 #include "summary.h"
@@ -28,12 +29,23 @@ void printFusionHeader(std::FILE* out, const RunInfo& info);
 void printFusionRow(std::FILE* out, const FusionRow& row, const RunInfo& info);
 void printFusionFooter(std::FILE* out, const std::vector<FusionRow>& rows, const RunInfo& info);
 
+// --plan: the header, one line per case, type and op, then the footer (wrong values and plan/eager
+// mismatches of every form; per case the ratios against their target, the launches per launch and both
+// plans' info; the compile time of a plan of 10000 calls).
+void printPlanHeader(std::FILE* out, const RunInfo& info);
+void printPlanRow(std::FILE* out, const PlanRow& row, const RunInfo& info);
+void printPlanFooter(std::FILE* out, const std::vector<PlanRow>& rows, const PlanCompile& compile,
+                     const RunInfo& info);
+
 // Everything a run produced, for the files.
 struct Results {
   std::vector<Row> rows;
   std::vector<CollSummary> colls;
   std::vector<FusionRow> fusion;  // --fusion's cases, in order
-  long long totalWrong = 0;       // the sweep's and --fusion's
+  std::vector<PlanRow> plan;      // --plan's cases, in order
+  PlanCompile planCompile;        // measured with --plan
+  long long totalWrong = 0;       // the sweep's, --fusion's and --plan's
+  long long planMismatches = 0;   // --plan: elements whose bits differ between plan and eager outputs
 };
 
 // False (with errno set by stdio) when the file cannot be written.

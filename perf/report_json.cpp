@@ -139,6 +139,73 @@ std::string jsonFusion(const std::vector<FusionRow>& rows, const RunInfo& info) 
   return text + (rows.empty() ? "]" : "\n  ]");
 }
 
+// --plan as given: [{"calls": 100, "bytes": 1024}, ...].
+std::string jsonPlanCases(const Options& options) {
+  std::string text = "[";
+  for (size_t i = 0; i < options.plan.size(); ++i)
+    text += std::string(i ? ", " : "") + "{\"calls\": " + std::to_string(options.plan[i].calls) +
+            ", \"bytes\": " + std::to_string(options.plan[i].bytes) + "}";
+  return text + "]";
+}
+
+std::string jsonPlanInfo(const PlanInfo& i) {
+  if (!i.measured) return "null";
+  return "{\"num_ops\": " + std::to_string(i.numOps) + ", \"num_subgraphs\": " + std::to_string(i.numSubgraphs) +
+         ", \"ops_reused\": " + std::to_string(i.opsReused) +
+         ", \"streams_without_reuse\": " + std::to_string(i.streamsWithoutReuse) +
+         ", \"streams_used\": " + std::to_string(i.streamsUsed) +
+         ", \"resource_bytes\": " + std::to_string(i.resourceBytes) + "}";
+}
+
+std::string countOrNull(long long n) { return n < 0 ? "null" : std::to_string(n); }
+
+std::string jsonCompileForm(const PlanCompileForm& f) {
+  if (!f.ran) return "{\"error\": " + jsonString(f.error.empty() ? "not run" : f.error) + "}";
+  std::string reps;
+  for (double ms : f.repMs) reps += std::string(reps.empty() ? "" : ", ") + number(ms);
+  return "{\"time_ms\": " + number(f.timeMs) + ", \"time_ms_min\": " + number(f.minMs) +
+         ", \"time_ms_max\": " + number(f.maxMs) + ", \"repetition_times_ms\": [" + reps +
+         "], \"info\": " + jsonPlanInfo(f.info) + "}";
+}
+
+// null without --plan.
+std::string jsonPlan(const std::vector<PlanRow>& rows, const PlanCompile& compile, const RunInfo& info) {
+  if (rows.empty() && !compile.measured) return "null";
+  std::string text = "{\"cases\": [";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const PlanRow& row = rows[i];
+    std::string peers;
+    for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p)
+      peers += std::string(p ? ",\n        " : "") + jsonString(info.peers[p].library) +
+               ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) + ", \"skipped\": " + orNull(row.peers[p].skipped) +
+               ", \"ratio\": " + ratioOrNull(row.peerOverPlan(p)) + "}";
+    text += std::string(i ? "," : "") + "\n     {\"calls\": " + std::to_string(row.planCase.calls) +
+            ", \"bytes\": " + std::to_string(row.bytes) + ", \"count\": " + std::to_string(row.count) +
+            ", \"total_bytes\": " + std::to_string(row.totalBytes()) + ", \"type\": \"" + typeName(row.type) +
+            "\", \"redop\": \"" + opName(row.op) + "\",\n      \"plan\": " + jsonFusionForm(row.plan, row.planStats) +
+            ",\n      \"eager\": " + jsonFusionForm(row.eager, row.eagerStats) +
+            ",\n      \"plan_group\": " + jsonFusionForm(row.planGroup, row.planGroupStats) +
+            ",\n      \"eager_group\": " + jsonFusionForm(row.eagerGroup, row.eagerGroupStats) +
+            ",\n      \"info\": " + jsonPlanInfo(row.info) + ",\n      \"group_info\": " + jsonPlanInfo(row.groupInfo) +
+            ",\n      \"mismatches\": " + countOrNull(row.mismatches) +
+            ", \"group_mismatches\": " + countOrNull(row.groupMismatches) +
+            ",\n      \"ratios\": {\"plan_over_eager\": " + ratioOrNull(row.planOverEager()) +
+            ", \"eager_over_plan\": " + ratioOrNull(row.eagerOverPlan()) +
+            ", \"plan_group_over_eager_group\": " + ratioOrNull(row.planGroupOverEagerGroup()) +
+            "},\n      \"peers\": {" + peers + "}}";
+  }
+  text += rows.empty() ? "]" : "\n   ]";
+  text += ",\n   \"compile\": ";
+  if (!compile.measured) return text + "null}";
+  text += "{\"ops\": " + std::to_string(compile.ops) + ", \"bytes\": " + std::to_string(compile.bytes) +
+          ", \"count\": " + std::to_string(compile.count) + ", \"type\": \"" + typeName(compile.type) +
+          "\", \"redop\": \"" + opName(compile.op) + "\", \"repetitions\": " + std::to_string(compile.repetitions) +
+          ", \"subgraph_reuse_set\": " + orNull(compile.reuseSetting) +
+          ",\n     \"plain\": " + jsonCompileForm(compile.plain) +
+          ",\n     \"group\": " + jsonCompileForm(compile.group) + "}}";
+  return text;
+}
+
 std::string jsonBounds(const std::optional<Bounds>& b) {
   if (!b) return "null";
   return "{\"bytes\": " + std::to_string(b->bytes) + ", \"threads\": " + std::to_string(b->threads) +
@@ -166,10 +233,11 @@ bool writeJson(const std::string& path, const Options& options, const RunInfo& i
   std::fprintf(f,
                "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %zu, \"stepbytes\": %zu, "
                "\"iters\": %d, \"rounds\": %d, \"iters_per_round\": %d, \"warmup_iters\": %d, \"check\": %d, "
-               "\"root\": %d, \"gloo_allreduce\": %s, \"fusion\": %s},\n",
+               "\"root\": %d, \"gloo_allreduce\": %s, \"fusion\": %s, \"plan\": %s},\n",
                options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes, options.iters,
                options.rounds, options.itersPerRound(), options.warmupIters, options.check ? 1 : 0, options.root,
-               jsonString(options.glooAllreduce).c_str(), jsonFusionCases(options).c_str());
+               jsonString(options.glooAllreduce).c_str(), jsonFusionCases(options).c_str(),
+               jsonPlanCases(options).c_str());
   std::fprintf(f, "  \"bounds\": %s,\n", jsonBounds(info.bounds).c_str());
   std::fprintf(f, "  \"results\": [");
   for (size_t i = 0; i < results.rows.size(); ++i) {
@@ -195,6 +263,8 @@ bool writeJson(const std::string& path, const Options& options, const RunInfo& i
                  peers.c_str());
   }
   std::fprintf(f, "\n  ],\n  \"fusion\": %s,\n", jsonFusion(results.fusion, info).c_str());
+  std::fprintf(f, "  \"plan\": %s,\n", jsonPlan(results.plan, results.planCompile, info).c_str());
+  std::fprintf(f, "  \"plan_mismatches\": %lld,\n", results.planMismatches);
   std::fprintf(f, "  \"out_of_bounds\": %lld\n}\n", results.totalWrong);
   bool ok = !std::ferror(f);
   return std::fclose(f) == 0 && ok;

@@ -264,6 +264,33 @@ TEST(Options, FusionCases) {
   }
 }
 
+TEST(Options, PlanCases) {
+  Options o;
+  ASSERT_EQ(parse({"--plan", "100,1000:4K,3:10"}, o).status, ParseStatus::kRun);
+  std::vector<PlanCase> want{{100, 1024}, {1000, 4096}, {3, 10}};  // BYTES defaults to 1K
+  EXPECT_EQ(o.plan, want);
+  EXPECT_TRUE(o.colls.empty());  // --plan alone replaces the size sweep
+  EXPECT_TRUE(o.fusion.empty());
+  Options both;
+  ASSERT_EQ(parse({"--coll", "allgather", "--plan", "8", "--fusion", "2:8"}, both).status, ParseStatus::kRun);
+  EXPECT_EQ(both.colls, std::vector<std::string>{"allgather"});
+  EXPECT_EQ(both.plan, (std::vector<PlanCase>{{8, 1024}}));
+  EXPECT_EQ(both.fusion, (std::vector<FusionCase>{{2, 8}}));
+  Options planOnly;  // --coll none with --plan runs the cases alone
+  EXPECT_EQ(parse({"--coll", "none", "--plan", "2"}, planOnly).status, ParseStatus::kRun);
+  Options defaults;
+  ASSERT_EQ(parse({}, defaults).status, ParseStatus::kRun);
+  EXPECT_TRUE(defaults.plan.empty());
+  for (const char* bad : {"", "0", "-1", "1000:", ":4K", "0:4K", "10:4", "10:7B", "10,", ",10", "10:4X", "x",
+                          "2000000", "10:4K:1", "4:18446744073709551615"}) {
+    Options b;
+    ParseResult r = parse({"--plan", bad}, b);
+    EXPECT_EQ(r.status, ParseStatus::kError) << bad;
+    EXPECT_NE(r.error.find("invalid --plan"), std::string::npos) << r.error;
+    EXPECT_TRUE(b.plan.empty()) << bad;
+  }
+}
+
 TEST(Options, BadFlagsSayWhatIsWrong) {
   struct Case {
     std::vector<std::string> args;
