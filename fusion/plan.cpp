@@ -17,6 +17,22 @@ std::vector<RecordedCall> PlanRecorder::take() {
   return std::move(calls_);
 }
 
+void PlanRegistry::add(weftPlan* plan) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  plans_.push_back(plan);
+}
+
+void PlanRegistry::remove(weftPlan* plan) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase(plans_, plan);
+}
+
+void PlanRegistry::detachAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (weftPlan* plan : plans_) plan->comm = nullptr;
+  plans_.clear();
+}
+
 bool RecorderSlot::start() {
   auto fresh = std::make_unique<PlanRecorder>();
   PlanRecorder* expected = nullptr;

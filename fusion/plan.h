@@ -11,6 +11,8 @@
 #include "fusion/fusion_planner.h"
 #include "fusion/plan_compile.h"
 
+struct weftPlan;
+
 namespace weft {
 
 // A recorded call: the operation, the stream it was issued on (it decides fusion, as in an eager group)
@@ -50,6 +52,19 @@ class RecorderSlot {
   std::atomic<PlanRecorder*> recorder_{nullptr};
 };
 
+// The live plans of a communicator: destroying it detaches them, so that their launches fail with a
+// clear error instead of touching the freed communicator.
+class PlanRegistry {
+ public:
+  void add(weftPlan* plan);
+  void remove(weftPlan* plan);
+  void detachAll();  // each plan's comm becomes null
+
+ private:
+  std::mutex mutex_;
+  std::vector<weftPlan*> plans_;
+};
+
 // Compiles recorded calls: each recorded group fused as weftGroupEnd would have fused it (with the
 // communicator's settings now), the classification, the limits. Throws weftInvalidUsage when the plan
 // needs more streams than WEFT_MAX_STREAMS allows.
@@ -66,7 +81,7 @@ CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf&
 struct weftPlan {
   static constexpr uint32_t kLiveMagic = 0x504c414e;  // "PLAN"; cleared on destroy
   uint32_t magic = kLiveMagic;
-  weftComm* comm = nullptr;
+  weftComm* comm = nullptr;  // null once the communicator is destroyed
   weft::CompiledPlan compiled;
   // Bytes this plan holds: its operations and the fused operations' member lists.
   size_t resourceBytes() const;

@@ -129,6 +129,7 @@ WEFT_API weftResult_t weftCommDestroy(weftComm_t comm) {
   return guarded(__func__, [&] {
     requireComm(comm);
     waitIdle(comm);  // operations queued on streams still use it
+    comm->plans.detachAll();
     comm->magic = 0;
     delete comm;
   });
@@ -141,6 +142,7 @@ WEFT_API weftResult_t weftCommAbort(weftComm_t comm) {
     comm->aborted = true;
     comm->setError(weftInvalidUsage, "the communicator was aborted");
     waitIdle(comm);
+    comm->plans.detachAll();
     comm->magic = 0;
     delete comm;
   });

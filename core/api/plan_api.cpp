@@ -36,6 +36,7 @@ WEFT_API weftResult_t weftPlanEnd(weftComm_t comm, weftPlan_t* plan) {
     auto made = std::make_unique<weftPlan>();
     made->comm = comm;
     made->compiled = compilePlan(recorder->take(), fusionSettingOf);
+    comm->plans.add(made.get());
     *plan = made.release();
   });
 }
@@ -44,7 +45,7 @@ WEFT_API weftResult_t weftPlanLaunch(weftPlan_t plan, weftStream_t stream) {
   return guarded(__func__, [&] {
     requirePlan(plan);
     requireStreamOrNull(stream);
-    requireComm(plan->comm, "the plan's communicator");
+    if (plan->comm == nullptr) fail(weftInvalidUsage, "the plan's communicator was destroyed");
     plan->comm->throwIfFailed();
     if (plan->comm->recording.active() != nullptr) {
       fail(weftInvalidUsage, "the plan's communicator is recording a plan: launch after weftPlanEnd");
@@ -79,6 +80,7 @@ WEFT_API weftResult_t weftPlanGetInfo(weftPlan_t plan, weftPlanInfo_t* info) {
 WEFT_API weftResult_t weftPlanDestroy(weftPlan_t plan) {
   return guarded(__func__, [&] {
     requirePlan(plan);
+    if (plan->comm != nullptr) plan->comm->plans.remove(plan);
     plan->magic = 0;
     delete plan;  // a launch still queued on a stream holds its own copy of the operations
   });

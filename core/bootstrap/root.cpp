@@ -50,8 +50,7 @@ bool readHello(const Socket& s, uint64_t token, wire::Hello& hello, Blob& blob) 
   return true;
 }
 
-void runRoot(Socket listener, uint64_t token) {
-  auto deadline = deadlineFromNow();
+void runRoot(Socket listener, uint64_t token, Clock::time_point deadline) {
   std::vector<Arrival> ranks;
   int32_t nranks = -1;
   int arrived = 0;
@@ -123,9 +122,12 @@ void startBootstrapRoot(Socket listener, uint64_t token) {
     std::lock_guard lock(rootsMutex);
     runningRoots.emplace(token, finished.get_future().share());
   }
-  std::thread([listener = std::move(listener), token, finished = std::move(finished)]() mutable {
+  // The deadline (WEFT_TIMEOUT) is read here, not in the thread: a thread that starts late, when the
+  // process is already exiting, must not read the settings that exit is tearing down (seen under load).
+  const Clock::time_point deadline = deadlineFromNow();
+  std::thread([listener = std::move(listener), token, deadline, finished = std::move(finished)]() mutable {
     try {
-      runRoot(std::move(listener), token);
+      runRoot(std::move(listener), token, deadline);
     } catch (const std::exception& e) {
       log::error("bootstrap root failed: {}", e.what());
     }

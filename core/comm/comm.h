@@ -58,6 +58,7 @@ struct weftComm {
 
   // Set while weftPlanBegin/End record the communicator's calls (fusion/plan.h).
   weft::RecorderSlot recording;
+  weft::PlanRegistry plans;
 
   // weftCommGetStats.
   std::atomic<uint64_t> opsSubmitted{0};

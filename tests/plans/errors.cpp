@@ -1,5 +1,7 @@
 // Bad usage (every rejected call returns its error with a message and leaves the communicator working), empty
 // plans, and the life cycle: many begin/end/launch/destroy cycles, several plans alive on one communicator.
+#include <vector>
+
 #include "plans_test.h"
 
 namespace plantest {
@@ -139,6 +141,20 @@ void caseLifecycle(Context& ctx) {
     b.verify(Program::kPlanSet, "after plan A was destroyed");
   }
   colltest::expectOk(weftPlanDestroy(plans[1]), "weftPlanDestroy: plan B");
+
+  // A plan outliving its communicator: its launches fail with a clear error, destroying it still works.
+  weftComm_t doomed = nullptr;
+  colltest::expectOk(weftCommSplit(ctx.world.comm, 0, 0, &doomed), "weftCommSplit (doomed)");
+  std::vector<float> data(16, 1.0f);
+  weftPlan_t orphan = nullptr;
+  colltest::expectOk(weftPlanBegin(doomed), "weftPlanBegin (doomed)");
+  colltest::expectOk(weftAllReduce(data.data(), data.data(), data.size(), weftFloat32, weftSum, doomed, nullptr),
+                     "weftAllReduce (recorded on doomed)");
+  colltest::expectOk(weftPlanEnd(doomed, &orphan), "weftPlanEnd (doomed)");
+  colltest::expectOk(weftCommDestroy(doomed), "weftCommDestroy (doomed)");
+  expectResult(ctx, weftPlanLaunch(orphan, nullptr), weftInvalidUsage, "weftPlanLaunch after weftCommDestroy");
+  colltest::expectOk(weftPlanDestroy(orphan), "weftPlanDestroy (orphan)");
+  if (data[0] != 1.0f) fail(ctx, "a plan launched after its communicator was destroyed wrote its buffer");
 }
 
 }  // namespace plantest
