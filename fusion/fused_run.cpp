@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/comm/backend.h"
 #include "core/comm/comm.h"
 #include "core/reduce/reduce.h"
 
@@ -50,10 +51,29 @@ void forEachPart(const std::vector<Op>& members, size_t lo, size_t hi, F f) {
   }
 }
 
+// A fused AllReduce through the backend's buffer lists, run where the calls' buffers lie: used when the
+// calls average kListMinAverageBytes or more. Buffers that straddle pages make the peers'
+// process_vm_readv/writev pin up to twice the pages of a packed vector. Measured with 1000 calls (shm,
+// float sum, out of place): 4 KiB calls took 1.1 ms at np 2 and 4.25 ms at np 4 as a list against 1.1 and
+// 3.45 ms packed (1.6 and 5.5 ms with only the inputs packed: the scattered writes cost most); 64 KiB
+// calls 1.03 ms as a list against 1.39 ms packed at np 2. The choice depends on counts only, alike on
+// every rank.
+constexpr size_t kListMinAverageBytes = size_t{16} << 10;
+
+void runOnBufferList(Backend& backend, const Op& op) {
+  std::vector<weftBackendBuffer_v1> buffers;
+  buffers.reserve(op.members->size());
+  for (const Op& m : *op.members) buffers.push_back({m.args.sendbuff, m.args.recvbuff, m.args.count});
+  runListOnBackend(backend, op, buffers);
+}
+
 }  // namespace
 
 void runFused(const Op& op) {
-  if (runFusedOnBackend(op)) return;  // no copies at all
+  const size_t averageBytes = op.args.count * dataTypeSize(op.args.type) / op.members->size();
+  if (op.kind == OpKind::AllReduce && averageBytes >= kListMinAverageBytes) {
+    if (Backend* backend = listBackendFor(op)) return runOnBufferList(*backend, op);  // no copies at all
+  }
   weftComm& comm = *op.comm;
   const std::vector<Op>& members = *op.members;
   const size_t elem = dataTypeSize(op.args.type);

@@ -8,11 +8,14 @@
 
 #include "core/algorithms/algorithms.h"
 #include "core/comm/ordering.h"
+#include "weft/plugin.h"
 #include "weft/weft.h"
 
 struct weftComm;
 
 namespace weft {
+
+class Backend;
 
 // The order is relied on by collTypeOf() (run_collective.cpp).
 enum class OpKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllToAll, Send, Recv, Barrier };
@@ -38,9 +41,10 @@ void validate(const Op& op);
 
 // Runs one collective (not Send/Recv) on its communicator. The caller holds the turn.
 void runCollective(const Op& op);
-// Runs a fused operation (op.members set) straight on its members' buffers when the communicator's
-// backend takes buffer lists for it (the decision is the same on every rank); false otherwise.
-bool runFusedOnBackend(const Op& op);
+// The communicator's backend when it takes a fused operation (op.members set) as a list of buffers (the
+// decision is the same on every rank); null otherwise. runListOnBackend then runs it on those buffers.
+Backend* listBackendFor(const Op& op);
+void runListOnBackend(Backend& backend, const Op& op, std::span<const weftBackendBuffer_v1> buffers);
 // Runs op's independent members (op.independent), through the backend's runMany where it takes them all,
 // else one by one.
 void runIndependent(const Op& op);

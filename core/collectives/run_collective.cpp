@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/collectives/op.h"
+#include "core/common/error.h"
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
 #include "core/common/log.h"
@@ -111,27 +112,22 @@ bool runOnBackend(const Op& op, Collective collective, const CollArgs& args) {
 
 }  // namespace
 
-// Buffer lists cost the kernel a page pin per page each buffer touches: small buffers that straddle pages
-// make the peers pin up to twice the pages a packed vector needs. Measured with 1000 x 4 KiB calls (shm,
-// float sum): in place, the list ran 0.79 ms against 1.01 ms packed at np 2 (2.6 against 2.75 ms at np 4);
-// out of place, 1.1 ms both at np 2 and 4.25 against 3.45 ms at np 4. With 64 KiB calls the list won
-// everywhere (np 2: 1.03 against 1.39 ms). So lists are used when the calls average 16 KiB or more (a fact
-// equal on every rank, as the choice must be).
-constexpr size_t kListMinAverageBytes = size_t{16} << 10;
-
-bool runFusedOnBackend(const Op& op) {
-  if (op.comm->nranks == 1 || op.args.count == 0) return false;
-  if (op.args.count * dataTypeSize(op.args.type) / op.members->size() < kListMinAverageBytes) return false;
+Backend* listBackendFor(const Op& op) {
+  if (op.comm->nranks == 1 || op.args.count == 0) return nullptr;
   Backend* backend = backendFor(op, collectiveOf(op.kind));
-  if (backend == nullptr) return false;
-  std::vector<weftBackendBuffer_v1> buffers;
-  buffers.reserve(op.members->size());
-  for (const Op& m : *op.members) buffers.push_back({m.args.sendbuff, m.args.recvbuff, m.args.count});
   CollArgs total = op.args;
   if (total.op == weftAvg) total.op = weftSum;
-  if (!backend->runList(collTypeOf(op.kind), total, buffers, opName(op.kind))) return false;
+  return backend != nullptr && backend->supportsList(collTypeOf(op.kind), total) ? backend : nullptr;
+}
+
+void runListOnBackend(Backend& backend, const Op& op, std::span<const weftBackendBuffer_v1> buffers) {
+  CollArgs total = op.args;
+  if (total.op == weftAvg) total.op = weftSum;
+  if (!backend.runList(collTypeOf(op.kind), total, buffers, opName(op.kind))) {
+    fail(weftInternalError, "{}: the {} backend took the buffer list, then declined it", opName(op.kind),
+         backend.name());
+  }
   for (const Op& m : *op.members) finishAverage(m, m.args);
-  return true;
 }
 
 void runCollective(const Op& op) {

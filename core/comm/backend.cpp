@@ -121,6 +121,12 @@ bool Backend::runList(weftCollType_t coll, const CollArgs& total, std::span<cons
   return true;
 }
 
+bool Backend::supportsList(weftCollType_t coll, const CollArgs& total) const {
+  const weftBackendListOps_v1* list = plugin_.backendList;
+  weftBackendOp_v1 op{coll, nullptr, nullptr, total.count, total.type, total.op, total.root};
+  return list != nullptr && list->supportsList(bcomm_, &op) != 0;
+}
+
 bool Backend::runMany(std::span<const weftBackendOp_v1> ops, const char* operation) {
   const weftBackendListOps_v1* list = plugin_.backendList;
   if (list == nullptr || list->runMany == nullptr) return false;

@@ -35,6 +35,8 @@ class Backend {
   // extension and accepts the operation; false otherwise.
   bool runList(weftCollType_t coll, const CollArgs& total, std::span<const weftBackendBuffer_v1> buffers,
                const char* operation);
+  // Whether the plugin offers its list extension and takes this operation as a list.
+  bool supportsList(weftCollType_t coll, const CollArgs& total) const;
   // Independent collectives in order, when the plugin offers runMany and supports each; false otherwise.
   bool runMany(std::span<const weftBackendOp_v1> ops, const char* operation);
 
