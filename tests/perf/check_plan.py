@@ -11,29 +11,18 @@ with the default size, another type and op and the MPI peer (`--plan 20,4:64K -d
 
 Usage: check_plan.py COMMPERF WORKDIR MPIRUN...
 """
-import json
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_json import check_context, check_measure, close, expect_type, failures, fail  # noqa: E402
+from check_json import check_context, check_launches, check_measure, close, expect_type, failures, fail  # noqa: E402
 
 NRANKS = 2
 FORMS = ("plan", "eager", "plan_group", "eager_group")
 INFO = ("num_ops", "num_subgraphs", "ops_reused", "streams_without_reuse", "streams_used", "resource_bytes")
 ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(.*)$")
 COMPILE = re.compile(r"^# compile (\d+) ops: ([0-9.]+) ms \(plain calls;.*?, ([0-9.]+) ms \(in one group;")
-
-
-def run(cmd):
-    print("+", " ".join(cmd), flush=True)
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-    print(done.stdout)
-    if done.returncode != 0:
-        sys.exit(f"commperf exited with {done.returncode}")
-    return done.stdout
 
 
 def parse_table(text, peers):
@@ -201,30 +190,14 @@ def check_run(text, doc, cases, types_ops, peers, rounds):
 
 
 def main():
-    if len(sys.argv) < 4:
-        sys.exit(__doc__)
-    commperf, workdir, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
-    os.makedirs(workdir, exist_ok=True)
     launches = [
         (["--plan", "50:1K", "-n", "5", "--rounds", "2", "-c", "1"], [(50, 1024)], [("float", "sum")], [], 2),
         (["--plan", "20,4:64K", "-d", "int32", "-o", "max", "--peer", "mpi", "-n", "2", "-w", "1",
           "--rounds", "2"], [(20, 1024), (4, 65536)], [("int32", "max")], ["mpi"], 2),
     ]
-    for i, (args, cases, types_ops, peers, rounds) in enumerate(launches):
-        json_path = os.path.join(workdir, f"plan{i}.json")
-        text = run(mpirun + ["-np", str(NRANKS), commperf] + args + ["--json", json_path])
-        with open(json_path) as f:
-            doc = json.load(f)
-        before = len(failures)
-        check_run(text, doc, cases, types_ops, peers, rounds)
-        if len(failures) > before:
-            failures.insert(before, f"-- in the run with {' '.join(args)}:")
-    for message in failures[:50]:
-        print("FAIL", message)
-    if failures:
-        sys.exit(f"{len(failures)} problems")
-    print("OK: plans checked with no wrong element, bit-identical to the eager calls, N launches per plain plan "
-          "launch and 1 per group plan launch, JSON agrees with the table")
+    check_launches("plan", launches, check_run,
+                   "OK: plans checked with no wrong element, bit-identical to the eager calls, N launches per "
+                   "plain plan launch and 1 per group plan launch, JSON agrees with the table")
 
 
 if __name__ == "__main__":
