@@ -70,6 +70,42 @@ LaunchStats launchStatsOf(weftComm_t comm, int rank, const Side& call) {
   return s;
 }
 
+PeerSides::PeerSides(std::vector<Side>& sides, std::vector<Measure>& measures, const Peers& peers,
+                     const CollDesc& desc, weftDataType_t type, weftRedOp_t op, const std::vector<CallArgs>& args,
+                     int rank)
+    : measures_(measures), sideOf_(peers.size(), 0) {
+  measures.resize(peers.size());
+  for (size_t p = 0; p < peers.size(); ++p) {
+    Peer* peer = peers[p].get();
+    std::string skipped = peer->unsupported(desc, type, op);
+    if (skipped.empty()) skipped = peer->unsupportedManyBuffers(desc);
+    measures[p].skipped = skipped;
+    if (!skipped.empty()) continue;
+    sides.emplace_back([&desc, &args, peer, rank] {
+      for (const CallArgs& a : args) peerCall(*peer, desc, a, rank);
+    });
+    sideOf_[p] = sides.size() - 1;
+  }
+}
+
+void PeerSides::fill(const std::vector<std::vector<double>>& times, double bytes, double busFactor) const {
+  for (size_t p = 0; p < sideOf_.size(); ++p) {
+    if (sideOf_[p]) fillMeasure(measures_[p], times[sideOf_[p]], bytes, busFactor);
+  }
+}
+
+void PeerSides::check(const Peers& peers, const CollDesc& desc, const std::vector<CallArgs>& args, int rank,
+                      int root, const std::function<void()>& prepare,
+                      const std::function<long long()>& countWrong) const {
+  for (size_t p = 0; p < sideOf_.size(); ++p) {
+    if (!sideOf_[p]) continue;
+    Peer& peer = *peers[p];
+    prepare();
+    for (const CallArgs& a : args) peerCall(peer, desc, a, rank);
+    measures_[p].wrong = peer.checksRank(desc, rank, root) ? countWrong() : sumOverRanks(0);
+  }
+}
+
 double FusionRow::ratio(const Measure& a, const Measure& b) {
   if (!a.ran || !b.ran || a.timeUs <= 0 || b.timeUs <= 0) return 0;
   return a.timeUs / b.timeUs;
@@ -163,19 +199,7 @@ FusionRow FusionBench::run(const FusionCase& fusionCase, weftDataType_t type, we
                             group();
                           },
                           single};
-  std::vector<size_t> sideOf(peers_.size(), 0);  // 0: the peer skips this shape
-  row.peers.resize(peers_.size());
-  for (size_t p = 0; p < peers_.size(); ++p) {
-    Peer* peer = peers_[p].get();
-    std::string skipped = peer->unsupported(desc, type, op);
-    if (skipped.empty()) skipped = peer->unsupportedManyBuffers(desc);
-    row.peers[p].skipped = skipped;
-    if (!skipped.empty()) continue;
-    sides.emplace_back([this, &desc, &args, peer] {
-      for (const CallArgs& a : args) peerCall(*peer, desc, a, rank_);
-    });
-    sideOf[p] = sides.size() - 1;
-  }
+  const PeerSides peerSides(sides, row.peers, peers_, desc, type, op, args, rank_);
 
   auto times = timeRounds(sides, options_);
   double bytes = static_cast<double>(row.totalBytes());
@@ -183,8 +207,7 @@ FusionRow FusionBench::run(const FusionCase& fusionCase, weftDataType_t type, we
   fillMeasure(row.fused, times[0], bytes, busFactor);
   fillMeasure(row.unfused, times[1], bytes, busFactor);
   fillMeasure(row.single, times[2], bytes, busFactor);
-  for (size_t p = 0; p < peers_.size(); ++p)
-    if (sideOf[p]) fillMeasure(row.peers[p], times[sideOf[p]], bytes, busFactor);
+  peerSides.fill(times, bytes, busFactor);
 
   // One more group of each form, untimed: the statistics' deltas around it and, with -c 1, its results from
   // fresh inputs into poisoned outputs. The buffers are shared, so every form starts afresh.
@@ -204,14 +227,13 @@ FusionRow FusionBench::run(const FusionCase& fusionCase, weftDataType_t type, we
   if (options_.check)
     row.single.wrong = sumOverRanks(static_cast<long long>(countWrong(singleCtx, buffers.singleRecv)));
   if (options_.check) {
-    for (size_t p = 0; p < peers_.size(); ++p) {
-      if (!sideOf[p]) continue;
-      Peer& peer = *peers_[p];
-      fillInputs();
-      poisonOutputs();
-      for (const CallArgs& a : args) peerCall(peer, desc, a, rank_);
-      row.peers[p].wrong = peer.checksRank(desc, rank_, options_.root) ? countWrongOutputs() : sumOverRanks(0);
-    }
+    peerSides.check(
+        peers_, desc, args, rank_, options_.root,
+        [&] {
+          fillInputs();
+          poisonOutputs();
+        },
+        countWrongOutputs);
   }
   return row;
 }

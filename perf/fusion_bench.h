@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,24 @@ struct LaunchStats {
 // Stats' deltas around one run of `call`, the largest (and the smallest launch count) over the ranks.
 // Collective over MPI_COMM_WORLD. Shared by --fusion and --plan.
 LaunchStats launchStatsOf(weftComm_t comm, int rank, const Side& call);
+
+// The peers' sides of a many-calls case (--fusion, --plan): each peer that can make the N calls on their own
+// buffers adds a side to `sides`; the others get their reason in measures[p].skipped. Shared by both modes.
+class PeerSides {
+ public:
+  PeerSides(std::vector<Side>& sides, std::vector<Measure>& measures, const Peers& peers, const CollDesc& desc,
+            weftDataType_t type, weftRedOp_t op, const std::vector<CallArgs>& args, int rank);
+  // Fills each peer's measure from timeRounds' result.
+  void fill(const std::vector<std::vector<double>>& times, double bytes, double busFactor) const;
+  // Checks each peer that ran: prepare() (fresh inputs, poisoned outputs), its N calls, then its measure's
+  // `wrong` from countWrong() (collective over the ranks; 0 where the peer does not check this rank).
+  void check(const Peers& peers, const CollDesc& desc, const std::vector<CallArgs>& args, int rank, int root,
+             const std::function<void()>& prepare, const std::function<long long()>& countWrong) const;
+
+ private:
+  std::vector<Measure>& measures_;
+  std::vector<size_t> sideOf_;  // 0: the peer skips this shape
+};
 
 // The buffers of one case. The N pairs are separate allocations, send and receive interleaved, so no two
 // sends (or receives) are neighbours and the library cannot treat them as one block. totalBytes > 0 adds

@@ -85,9 +85,9 @@ void fillRough(weftDataType_t type, weftRedOp_t op, void* buffer, size_t count, 
 
 // [numOps, numSubgraphs, opsReused, streamsWithoutReuse, streamsUsed, resourceBytes] max over the ranks.
 PlanInfo maxOverRanks(const weftPlanInfo_t& info) {
-  long long local[6] = {info.numOps,          info.numSubgraphs, info.opsReused,
-                        info.streamsWithoutReuse, info.streamsUsed,
-                        static_cast<long long>(info.resourceBytes)};
+  long long local[6] = {info.numOps,      info.numSubgraphs,
+                        info.opsReused,   info.streamsWithoutReuse,
+                        info.streamsUsed, static_cast<long long>(info.resourceBytes)};
   long long global[6] = {};
   MPI_Allreduce(local, global, 6, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   PlanInfo p;
@@ -116,7 +116,9 @@ long long PlanRow::totalMismatches() const {
   return (mismatches > 0 ? mismatches : 0) + (groupMismatches > 0 ? groupMismatches : 0);
 }
 
-double planBytesPerRank(const PlanCase& planCase) { return 3.0 * planCase.calls * static_cast<double>(planCase.bytes); }
+double planBytesPerRank(const PlanCase& planCase) {
+  return 3.0 * planCase.calls * static_cast<double>(planCase.bytes);
+}
 
 PlanBench::PlanBench(weftComm_t comm, int rank, int nranks, const Options& options, const Peers& peers)
     : comm_(comm), rank_(rank), nranks_(nranks), options_(options), peers_(peers) {}
@@ -197,19 +199,7 @@ PlanRow PlanBench::run(const PlanCase& planCase, weftDataType_t type, weftRedOp_
 
   // Sides 0-3 are Weft's forms; each peer that can run this shape on N buffer sets adds one.
   std::vector<Side> sides{planLaunch, eager, planGroupLaunch, eagerGroup};
-  std::vector<size_t> sideOf(peers_.size(), 0);  // 0: the peer skips this shape
-  row.peers.resize(peers_.size());
-  for (size_t p = 0; p < peers_.size(); ++p) {
-    Peer* peer = peers_[p].get();
-    std::string skipped = peer->unsupported(desc, type, op);
-    if (skipped.empty()) skipped = peer->unsupportedManyBuffers(desc);
-    row.peers[p].skipped = skipped;
-    if (!skipped.empty()) continue;
-    sides.emplace_back([this, &desc, &args, peer] {
-      for (const CallArgs& a : args) peerCall(*peer, desc, a, rank_);
-    });
-    sideOf[p] = sides.size() - 1;
-  }
+  const PeerSides peerSides(sides, row.peers, peers_, desc, type, op, args, rank_);
 
   auto times = timeRounds(sides, options_);
   double bytes = static_cast<double>(row.totalBytes());
@@ -218,8 +208,7 @@ PlanRow PlanBench::run(const PlanCase& planCase, weftDataType_t type, weftRedOp_
   fillMeasure(row.eager, times[1], bytes, busFactor);
   fillMeasure(row.planGroup, times[2], bytes, busFactor);
   fillMeasure(row.eagerGroup, times[3], bytes, busFactor);
-  for (size_t p = 0; p < peers_.size(); ++p)
-    if (sideOf[p]) fillMeasure(row.peers[p], times[sideOf[p]], bytes, busFactor);
+  peerSides.fill(times, bytes, busFactor);
 
   // One more launch of each form, untimed: the statistics' deltas around it and, with -c 1, its results
   // from fresh inputs into poisoned outputs (the plans read the inputs written after they were recorded).
@@ -236,14 +225,13 @@ PlanRow PlanBench::run(const PlanCase& planCase, weftDataType_t type, weftRedOp_
   probe(planGroupLaunch, row.planGroup, row.planGroupStats);
   probe(eagerGroup, row.eagerGroup, row.eagerGroupStats);
   if (!options_.check) return row;
-  for (size_t p = 0; p < peers_.size(); ++p) {
-    if (!sideOf[p]) continue;
-    Peer& peer = *peers_[p];
-    fillInputs();
-    poisonOutputs();
-    for (const CallArgs& a : args) peerCall(peer, desc, a, rank_);
-    row.peers[p].wrong = peer.checksRank(desc, rank_, options_.root) ? countWrongOutputs() : sumOverRanks(0);
-  }
+  peerSides.check(
+      peers_, desc, args, rank_, options_.root,
+      [&] {
+        fillInputs();
+        poisonOutputs();
+      },
+      countWrongOutputs);
 
   // Bit for bit: the plan's outputs against the eager calls', on inputs whose reduction rounds.
   std::vector<unsigned char> planOut(row.totalBytes());
