@@ -130,4 +130,15 @@ double nowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+int finishProgram(const char* program, uint64_t failures, double startSeconds) {
+  const Harness& h = harness();
+  if (h.worldRank == 0) {
+    std::printf("%s np=%d: %s (%llu failures, %.1f s)\n", program, h.worldSize, failures ? "FAILED" : "PASSED",
+                static_cast<unsigned long long>(failures), nowSeconds() - startSeconds);
+    std::fflush(stdout);
+  }
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}
+
 }  // namespace colltest

@@ -58,4 +58,8 @@ void installWatchdog(int seconds);
 
 double nowSeconds();
 
+// The end of a test program's main: rank 0 prints "<program> np=N: PASSED|FAILED (failures, seconds)",
+// then MPI_Finalize; returns the exit code (1 on any failure).
+int finishProgram(const char* program, uint64_t failures, double startSeconds);
+
 }  // namespace colltest

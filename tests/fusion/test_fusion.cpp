@@ -112,13 +112,8 @@ int main(int argc, char** argv) {
     unsetenv("WEFT_FUSION_INDEX");
   }
 
-  if (env == "bad") {
-    const uint64_t failures = colltest::sumOverRanks(caseBadEnv());
-    if (h.worldRank == 0) std::printf("test_fusion np=%d: %s\n", h.worldSize, failures ? "FAILED" : "PASSED");
-    MPI_Finalize();
-    return failures ? 1 : 0;
-  }
   const double start = colltest::nowSeconds();
+  if (env == "bad") return colltest::finishProgram("test_fusion", colltest::sumOverRanks(caseBadEnv()), start);
   Context ctx;
   ctx.view = colltest::createWorldComm(nullptr);
   colltest::expectOk(weftStreamCreate(&ctx.stream), "weftStreamCreate");
@@ -133,11 +128,5 @@ int main(int argc, char** argv) {
   colltest::expectOk(weftStreamDestroy(ctx.stream), "weftStreamDestroy");
   colltest::destroyComm(ctx.view);
 
-  if (h.worldRank == 0) {
-    std::printf("test_fusion np=%d: %s (%llu failures, %.1f s)\n", h.worldSize, failures ? "FAILED" : "PASSED",
-                static_cast<unsigned long long>(failures), colltest::nowSeconds() - start);
-    std::fflush(stdout);
-  }
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return colltest::finishProgram("test_fusion", failures, start);
 }

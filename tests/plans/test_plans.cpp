@@ -138,11 +138,5 @@ int main(int argc, char** argv) {
   colltest::destroyComm(ctx.sub);
   colltest::destroyComm(ctx.world);
 
-  if (h.worldRank == 0) {
-    std::printf("test_plans np=%d: %s (%llu failures, %.1f s)\n", h.worldSize, failures ? "FAILED" : "PASSED",
-                static_cast<unsigned long long>(failures), colltest::nowSeconds() - start);
-    std::fflush(stdout);
-  }
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return colltest::finishProgram("test_plans", failures, start);
 }
