@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,68 @@ TEST_F(OneRank, StreamRunsQueuedWork) {
   EXPECT_EQ(weftStreamSynchronize(stream), weftSuccess) << lastError();
   EXPECT_EQ(weftStreamQuery(stream), weftSuccess);
   EXPECT_EQ(out, in);
+  EXPECT_EQ(weftStreamDestroy(stream), weftSuccess);
+}
+
+// Fusion's early buckets and plans on one rank, through the public ABI only, so that the threads involved
+// (the per-thread background stream of early NULL-stream buckets, a created stream) can be run under
+// ThreadSanitizer without MPI.
+unsigned long long launchedSoFar(weftComm_t comm) {
+  weftCommStats_t stats = WEFT_COMM_STATS_INITIALIZER;
+  EXPECT_EQ(weftCommGetStats(comm, &stats), weftSuccess) << lastError();
+  return stats.collectivesLaunched;
+}
+
+TEST_F(OneRank, FullBucketsGoBeforeTheGroupEnds) {
+  constexpr size_t kCount = (256 << 10) / sizeof(float);  // four fill a 1 MiB bucket
+  weftFusionConfig_t config = WEFT_FUSION_CONFIG_INITIALIZER;
+  config.mode = weftFusionSize;
+  config.thresholdBytes = size_t{1} << 20;
+  ASSERT_EQ(weftCommSetFusion(comm, weftCollAllReduce, &config), weftSuccess) << lastError();
+  weftStream_t stream = nullptr;
+  ASSERT_EQ(weftStreamCreate(&stream), weftSuccess);
+  for (weftStream_t on : {static_cast<weftStream_t>(nullptr), stream}) {
+    std::vector<std::vector<float>> in(8, std::vector<float>(kCount)), out(8, std::vector<float>(kCount, -1.0f));
+    for (size_t i = 0; i < in.size(); ++i) {
+      for (size_t e = 0; e < kCount; ++e) in[i][e] = static_cast<float>(i * 1000 + e % 977);
+    }
+    const unsigned long long before = launchedSoFar(comm);
+    ASSERT_EQ(weftGroupStart(), weftSuccess);
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(weftAllReduce(in[i].data(), out[i].data(), kCount, weftFloat32, weftSum, comm, on), weftSuccess)
+          << lastError();
+      if (i == 3) {
+        EXPECT_EQ(launchedSoFar(comm) - before, 1u) << "the full bucket did not go";
+      }
+    }
+    ASSERT_EQ(weftGroupEnd(), weftSuccess) << lastError();
+    if (on != nullptr) {
+      ASSERT_EQ(weftStreamSynchronize(on), weftSuccess) << lastError();
+    }
+    EXPECT_EQ(launchedSoFar(comm) - before, 2u);
+    for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(out[i], in[i]) << "call " << i;
+  }
+  EXPECT_EQ(weftStreamDestroy(stream), weftSuccess);
+}
+
+TEST_F(OneRank, PlanLaunchesOnTheBuffersCurrentContents) {
+  std::vector<std::vector<int>> in(5, std::vector<int>(100)), out(5, std::vector<int>(100));
+  weftPlan_t plan = nullptr;
+  ASSERT_EQ(weftPlanBegin(comm), weftSuccess) << lastError();
+  for (size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(weftAllReduce(in[i].data(), out[i].data(), 100, weftInt32, weftSum, comm, nullptr), weftSuccess);
+  }
+  ASSERT_EQ(weftPlanEnd(comm, &plan), weftSuccess) << lastError();
+  weftStream_t stream = nullptr;
+  ASSERT_EQ(weftStreamCreate(&stream), weftSuccess);
+  for (int launch = 0; launch < 3; ++launch) {
+    for (size_t i = 0; i < in.size(); ++i)
+      std::fill(in[i].begin(), in[i].end(), launch * 10 + static_cast<int>(i));
+    ASSERT_EQ(weftPlanLaunch(plan, launch % 2 ? stream : nullptr), weftSuccess) << lastError();
+    ASSERT_EQ(weftStreamSynchronize(stream), weftSuccess);
+    for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(out[i], in[i]) << "launch " << launch << " call " << i;
+  }
+  EXPECT_EQ(weftPlanDestroy(plan), weftSuccess);
   EXPECT_EQ(weftStreamDestroy(stream), weftSuccess);
 }
 
