@@ -1,5 +1,6 @@
 #include "core/collectives/submit.h"
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -13,13 +14,14 @@ namespace {
 
 struct GroupState {
   int depth = 0;
-  uint64_t serial = 0;  // groups opened on this thread: a plan records which calls shared a group
+  uint64_t serial = 0;  // the open group's number (unique in the process): a plan records it with each call
   std::unique_ptr<FusionPlanner> planner;  // while a group is open
   // Runs the NULL-stream launches that go before the group's end (full fusion buckets), so that they
   // overlap the rest of the group; weftGroupEnd waits for it. Made at the first such launch.
   std::unique_ptr<weftStream> early;
 };
 thread_local GroupState group;
+std::atomic<uint64_t> groupsOpened{0};  // numbers groups across threads, so two threads' never share one
 
 // Takes the turns now (issue order), runs now or on the stream.
 void issue(Batch batch, weftStream* stream) {
@@ -81,7 +83,7 @@ void submit(const Op& op, weftStream* stream) {
 void groupStart() {
   if (group.depth++ > 0) return;
   group.planner = std::make_unique<FusionPlanner>(fusionSettingOf);
-  ++group.serial;
+  group.serial = groupsOpened.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 void launchPlan(const std::shared_ptr<const std::vector<Op>>& launches, size_t recordedOps, weftStream* stream) {
