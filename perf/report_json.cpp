@@ -124,12 +124,14 @@ std::string jsonFusion(const std::vector<FusionRow>& rows, const RunInfo& info) 
     std::string peers;
     for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p)
       peers += std::string(p ? ",\n       " : "") + jsonString(info.peers[p].library) +
-               ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) + ", \"skipped\": " + orNull(row.peers[p].skipped) +
+               ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) +
+               ", \"skipped\": " + orNull(row.peers[p].skipped) +
                ", \"ratio\": " + ratioOrNull(row.peerOverFused(p)) + "}";
     text += std::string(i ? "," : "") + "\n    {\"calls\": " + std::to_string(row.fusionCase.calls) +
             ", \"bytes\": " + std::to_string(row.bytes) + ", \"count\": " + std::to_string(row.count) +
             ", \"total_bytes\": " + std::to_string(row.totalBytes()) + ", \"type\": \"" + typeName(row.type) +
-            "\", \"redop\": \"" + opName(row.op) + "\",\n     \"fused\": " + jsonFusionForm(row.fused, row.fusedStats) +
+            "\", \"redop\": \"" + opName(row.op) +
+            "\",\n     \"fused\": " + jsonFusionForm(row.fused, row.fusedStats) +
             ",\n     \"unfused\": " + jsonFusionForm(row.unfused, row.unfusedStats) +
             ",\n     \"single\": " + jsonFusionForm(row.single, row.singleStats) +
             ",\n     \"ratios\": {\"unfused_over_fused\": " + ratioOrNull(row.unfusedOverFused()) +
@@ -177,16 +179,19 @@ std::string jsonPlan(const std::vector<PlanRow>& rows, const PlanCompile& compil
     std::string peers;
     for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p)
       peers += std::string(p ? ",\n        " : "") + jsonString(info.peers[p].library) +
-               ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) + ", \"skipped\": " + orNull(row.peers[p].skipped) +
+               ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) +
+               ", \"skipped\": " + orNull(row.peers[p].skipped) +
                ", \"ratio\": " + ratioOrNull(row.peerOverPlan(p)) + "}";
     text += std::string(i ? "," : "") + "\n     {\"calls\": " + std::to_string(row.planCase.calls) +
             ", \"bytes\": " + std::to_string(row.bytes) + ", \"count\": " + std::to_string(row.count) +
             ", \"total_bytes\": " + std::to_string(row.totalBytes()) + ", \"type\": \"" + typeName(row.type) +
-            "\", \"redop\": \"" + opName(row.op) + "\",\n      \"plan\": " + jsonFusionForm(row.plan, row.planStats) +
+            "\", \"redop\": \"" + opName(row.op) +
+            "\",\n      \"plan\": " + jsonFusionForm(row.plan, row.planStats) +
             ",\n      \"eager\": " + jsonFusionForm(row.eager, row.eagerStats) +
             ",\n      \"plan_group\": " + jsonFusionForm(row.planGroup, row.planGroupStats) +
             ",\n      \"eager_group\": " + jsonFusionForm(row.eagerGroup, row.eagerGroupStats) +
-            ",\n      \"info\": " + jsonPlanInfo(row.info) + ",\n      \"group_info\": " + jsonPlanInfo(row.groupInfo) +
+            ",\n      \"info\": " + jsonPlanInfo(row.info) +
+            ",\n      \"group_info\": " + jsonPlanInfo(row.groupInfo) +
             ",\n      \"mismatches\": " + countOrNull(row.mismatches) +
             ", \"group_mismatches\": " + countOrNull(row.groupMismatches) +
             ",\n      \"ratios\": {\"plan_over_eager\": " + ratioOrNull(row.planOverEager()) +
@@ -199,7 +204,8 @@ std::string jsonPlan(const std::vector<PlanRow>& rows, const PlanCompile& compil
   if (!compile.measured) return text + "null}";
   text += "{\"ops\": " + std::to_string(compile.ops) + ", \"bytes\": " + std::to_string(compile.bytes) +
           ", \"count\": " + std::to_string(compile.count) + ", \"type\": \"" + typeName(compile.type) +
-          "\", \"redop\": \"" + opName(compile.op) + "\", \"repetitions\": " + std::to_string(compile.repetitions) +
+          "\", \"redop\": \"" + opName(compile.op) +
+          "\", \"repetitions\": " + std::to_string(compile.repetitions) +
           ", \"subgraph_reuse_set\": " + orNull(compile.reuseSetting) +
           ",\n     \"plain\": " + jsonCompileForm(compile.plain) +
           ",\n     \"group\": " + jsonCompileForm(compile.group) + "}}";
