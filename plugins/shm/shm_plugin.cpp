@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "common/parse_bytes.h"
 #include "common/transport_boundary.h"
 #include "shm_cma.h"
 #include "shm_conn.h"
@@ -36,22 +37,6 @@ struct Parts {
   static constexpr auto acceptOne = weft::shm::acceptOne;
 };
 using Boundary = plugins::TransportBoundary<Parts>;
-
-// Parses a byte count with an optional K, M or G suffix (powers of 1024). Returns false when malformed.
-bool parseBytes(const char* text, unsigned long long* out) {
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (errno != 0 || end == text || *text == '-') return false;
-  int shift = 0;
-  if (*end == 'k' || *end == 'K') shift = 10;
-  if (*end == 'm' || *end == 'M') shift = 20;
-  if (*end == 'g' || *end == 'G') shift = 30;
-  if (shift != 0) ++end;
-  if (*end != '\0' || value > (ULLONG_MAX >> shift)) return false;
-  *out = value << shift;
-  return true;
-}
 
 // WEFT_SHM_CMA: unset or 1/on/yes/true uses CMA where it works; 0/off/no/false copies everything through
 // the segment (to test that path, or where process_vm_readv is unwanted).
@@ -84,7 +69,8 @@ weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
   settings->ringBytes = kDefaultRingBytes;
   if (const char* b = config("WEFT_SHM_RING_BYTES")) {
     unsigned long long bytes = 0;
-    if (!parseBytes(b, &bytes) || bytes < kMinRingBytes || bytes > kMaxRingBytes || (bytes & (bytes - 1)) != 0) {
+    if (!plugins::parseBytes(b, &bytes) || bytes < kMinRingBytes || bytes > kMaxRingBytes ||
+        (bytes & (bytes - 1)) != 0) {
       logf(host, weftLogError, "init: WEFT_SHM_RING_BYTES=%s is not a power of two from 64K to 1G", b);
       return weftInvalidArgument;
     }
@@ -93,7 +79,7 @@ weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
   settings->stageBytes = kDefaultStageBytes;
   if (const char* b = config("WEFT_SHM_STAGE_BYTES")) {
     unsigned long long bytes = 0;
-    if (!parseBytes(b, &bytes) || bytes < 4096 || bytes > kMaxStageBytes) {
+    if (!plugins::parseBytes(b, &bytes) || bytes < 4096 || bytes > kMaxStageBytes) {
       logf(host, weftLogError, "init: WEFT_SHM_STAGE_BYTES=%s is not a size from 4K to 64M", b);
       return weftInvalidArgument;
     }
@@ -102,7 +88,7 @@ weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
   settings->reduceAllBytes = kDefaultReduceAllBytes;
   if (const char* b = config("WEFT_SHM_REDUCE_ALL_BYTES")) {
     unsigned long long bytes = 0;
-    if (!parseBytes(b, &bytes) || bytes > kMaxStageBytes) {
+    if (!plugins::parseBytes(b, &bytes) || bytes > kMaxStageBytes) {
       logf(host, weftLogError, "init: WEFT_SHM_REDUCE_ALL_BYTES=%s is not a size up to 64M", b);
       return weftInvalidArgument;
     }

@@ -3,10 +3,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <climits>
 #include <cstring>
 #include <string>
 #include <utility>
 
+#include "common/parse_bytes.h"
 #include "common/transport_boundary.h"
 #include "tcp_conn.h"
 #include "tcp_context.h"
@@ -55,11 +57,13 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
         return weftInvalidArgument;
       }
     }
-    long long bufferBytes = kDefaultSocketBuffer;
-    if (const char* b = config("WEFT_SOCKET_BUFFER"); b != nullptr && *b != '\0' && !parseBytes(b, &bufferBytes)) {
+    unsigned long long parsed = kDefaultSocketBuffer;
+    if (const char* b = config("WEFT_SOCKET_BUFFER");
+        b != nullptr && *b != '\0' && (!plugins::parseBytes(b, &parsed) || parsed > LLONG_MAX)) {
       logf(host, weftLogError, "init: WEFT_SOCKET_BUFFER=%s is not a byte count (e.g. 4194304 or 4M)", b);
       return weftInvalidArgument;
     }
+    const auto bufferBytes = static_cast<long long>(parsed);
     const char* ifname = config("WEFT_SOCKET_IFNAME");
     Interface iface;
     std::string error;

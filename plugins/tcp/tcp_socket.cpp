@@ -51,39 +51,6 @@ weftResult_t resultOfErrno(int err) {
   }
 }
 
-bool parseBytes(const char* text, long long* out) {
-  if (text == nullptr || *text == '\0') return false;
-  errno = 0;
-  char* end = nullptr;
-  long long value = std::strtoll(text, &end, 10);
-  if (errno != 0 || end == text || value < 0) return false;
-  long long scale = 1;
-  switch (*end) {
-    case '\0':
-      break;
-    case 'k':
-    case 'K':
-      scale = 1LL << 10;
-      ++end;
-      break;
-    case 'm':
-    case 'M':
-      scale = 1LL << 20;
-      ++end;
-      break;
-    case 'g':
-    case 'G':
-      scale = 1LL << 30;
-      ++end;
-      break;
-    default:
-      return false;
-  }
-  if (*end != '\0' || value > LLONG_MAX / scale) return false;
-  *out = value * scale;
-  return true;
-}
-
 void closeFd(int fd) {
   if (fd < 0) return;
   int saved = errno;

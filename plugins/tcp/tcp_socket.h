@@ -22,9 +22,6 @@ void setNoDelay(int fd);
 // weftSystemError.
 weftResult_t resultOfErrno(int err);
 
-// Parses a byte count with an optional K, M or G suffix (powers of 1024). Returns false when malformed.
-bool parseBytes(const char* text, long long* out);
-
 // Closes fd unless it is -1, keeping errno.
 void closeFd(int fd);
 
