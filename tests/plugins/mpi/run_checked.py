@@ -1,0 +1,64 @@
+"""Runs an mpirun command line whose ranks use WEFT_PLUGINS=mpi with WEFT_LOG_LEVEL=info, and passes only
+when it exits 0 AND the log shows that the mpi plugin's backend really ran collectives: its set-up line
+("collectives of a N-rank communicator run through MPI") and a count of collectives above zero, with no
+communicator that fell back to Weft's own algorithms because the backend could not be set up. A job that
+silently ran over shm or tcp fails here. Exit status 77 (a skip) is passed on.
+
+usage: run_checked.py [--weft-root] [--expect REGEX ...] COMMAND [ARG ...]
+  --weft-root     sets WEFT_ROOT to a free loopback port (for weftCommInitFromEnv; pass it on with -x WEFT_ROOT)
+  --expect REGEX  a line the output must also contain
+"""
+import os
+import re
+import socket
+import subprocess
+import sys
+
+SET_UP = re.compile(r"\[mpi\] collectives of a (\d+)-rank communicator run through MPI")
+RAN = re.compile(r"\[mpi\] (\d+) collectives of this (\d+)-rank communicator ran through MPI")
+FELL_BACK = re.compile(r"collective backend mpi not used|\[mpi\] not used|\[mpi\] refused")
+
+
+def main(argv):
+    expected = []
+    env = dict(os.environ)
+    while argv and argv[0].startswith("--"):
+        if argv[0] == "--weft-root":
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                env["WEFT_ROOT"] = f"127.0.0.1:{s.getsockname()[1]}"
+            argv = argv[1:]
+        elif argv[0] == "--expect" and len(argv) > 1:
+            expected.append(argv[1])
+            argv = argv[2:]
+        else:
+            print(f"run_checked: unknown option {argv[0]}")
+            return 2
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    out = proc.stdout
+    sys.stdout.write(out)
+    if proc.returncode == 77:
+        print("run_checked: the test skipped itself")
+        return 77
+    problems = [f"no line matches '{e}'" for e in expected if not re.search(e, out)]
+    if proc.returncode != 0:
+        problems.append(f"exit status {proc.returncode}")
+    set_up = SET_UP.findall(out)
+    ran = sum(int(n) for n, _ in RAN.findall(out))
+    if not set_up:
+        problems.append("no communicator set up the mpi backend (no '[mpi] collectives of a N-rank communicator "
+                        "run through MPI' line): the collectives did not run through MPI")
+    if ran == 0:
+        problems.append("the mpi backend ran no collectives")
+    fell_back = sorted(set(FELL_BACK.findall(out)))
+    if fell_back:
+        problems.append("the mpi plugin was declined: " + "; ".join(fell_back))
+    if problems:
+        print("run_checked: FAILED: " + "; ".join(problems))
+        return 1
+    print(f"run_checked: {len(set_up)} communicators set up the mpi backend, {ran} collectives ran through MPI")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
