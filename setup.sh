@@ -5,7 +5,7 @@ packages=(
   build-essential g++ cmake pkg-config git
   openmpi-bin libopenmpi-dev
   libhwloc-dev
-  libspdlog-dev libfmt-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev googletest
   clang-format
   libgloo-dev gnuplot-nox python3

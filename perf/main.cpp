@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "bounds.h"
+#include "calibrate.h"
 #include "colls.h"
 #include "fusion_bench.h"
 #include "info.h"
@@ -166,7 +167,12 @@ int main(int argc, char** argv) {
 
   Results results;
   weftComm_t comm = nullptr;
-  if (!options.colls.empty() || !options.fusion.empty() || !options.plan.empty()) comm = initComm(rank, nranks);
+  if (!options.colls.empty() || !options.fusion.empty() || !options.plan.empty() || !options.calibratePath.empty())
+    comm = initComm(rank, nranks);
+  if (!options.calibratePath.empty() && !calibrate(comm, rank, nranks, options)) {
+    weftCheck(weftCommDestroy(comm), "weftCommDestroy", rank);
+    return finish(2);
+  }
   if (!options.colls.empty()) {
     std::vector<size_t> sizes = sweepSizes(options);
     size_t capacity = *std::max_element(sizes.begin(), sizes.end());

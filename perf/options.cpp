@@ -15,7 +15,20 @@ namespace commperf {
 
 namespace {
 
-enum LongOnly { kColl = 1000, kJson, kCsv, kPeer, kRounds, kBounds, kBoundsBytes, kGlooAllreduce, kFusion, kPlan };
+enum LongOnly {
+  kColl = 1000,
+  kJson,
+  kCsv,
+  kPeer,
+  kRounds,
+  kBounds,
+  kBoundsBytes,
+  kGlooAllreduce,
+  kFusion,
+  kPlan,
+  kCalibrate,
+  kCalibrateTransport
+};
 
 constexpr const char* kGlooAllreduceNames[] = {"ring", "bcube", "ring_chunked", "halving_doubling"};
 
@@ -40,6 +53,8 @@ const option kLongOptions[] = {
     {"gloo_allreduce", required_argument, nullptr, kGlooAllreduce},
     {"fusion", required_argument, nullptr, kFusion},
     {"plan", required_argument, nullptr, kPlan},
+    {"calibrate", required_argument, nullptr, kCalibrate},
+    {"calibrate-transport", required_argument, nullptr, kCalibrateTransport},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -173,6 +188,14 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         if (arg.empty()) return error("--csv needs a file name");
         options.csvPath = arg;
         break;
+      case kCalibrate:
+        if (arg.empty()) return error("--calibrate needs a file name");
+        options.calibratePath = arg;
+        break;
+      case kCalibrateTransport:
+        if (arg.empty()) return error("--calibrate-transport needs a transport name");
+        options.calibrateTransport = arg;
+        break;
       case kPeer: {
         std::string message;
         if (!parsePeerList(arg, options.peers, message)) return error(message);
@@ -223,9 +246,12 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
   }
   if (optind < argc) return error(std::string("unexpected argument '") + argv[optind] + "'");
   // --fusion and --plan run their cases instead of the size sweep, unless --coll asks for both.
-  if ((!options.fusion.empty() || !options.plan.empty()) && !collGiven) options.colls.clear();
-  if (options.colls.empty() && !options.bounds && options.fusion.empty() && options.plan.empty())
-    return error("--coll none runs nothing without --bounds, --fusion or --plan");
+  // --fusion, --plan and --calibrate run their cases instead of the size sweep, unless --coll asks for both.
+  if ((!options.fusion.empty() || !options.plan.empty() || !options.calibratePath.empty()) && !collGiven)
+    options.colls.clear();
+  if (options.colls.empty() && !options.bounds && options.fusion.empty() && options.plan.empty() &&
+      options.calibratePath.empty())
+    return error("--coll none runs nothing without --bounds, --fusion, --plan or --calibrate");
   if (options.minBytes > options.maxBytes) return error("--minbytes is larger than --maxbytes");
   if (options.minBytes == 0 && options.stepFactor > 1)
     return error("--minbytes 0 needs --stepfactor 1 (a factor never grows 0)");
@@ -264,6 +290,10 @@ std::string usage(const char* program) {
       "                             one allreduce of N*size, and each --peer making N calls; launches per\n"
       "                             group from weftCommGetStats. A comma list runs several cases\n"
       "                             (1000:4K,100:64K). Replaces the size sweep unless --coll is given\n"
+      "      --calibrate <file>     measure the tuner's cost model (every flat algorithm, forced) and write\n"
+      "                             the tuning file WEFT_TUNING_FILE loads (docs/tuning.md)\n"
+      "      --calibrate-transport <name>  the transport those entries are for (default: WEFT_PLUGINS when it\n"
+      "                             names one transport, else shm)\n"
       "      --json <file>          also write every figure as JSON to file\n"
       "      --csv <file>           also write every figure as CSV to file\n"
       "  -h, --help                 this text\n";

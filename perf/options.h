@@ -43,8 +43,10 @@ struct Options {
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
   bool bounds = false;
   size_t boundsBytes = 256ull << 20;
-  std::string jsonPath;  // empty: no JSON
-  std::string csvPath;   // empty: no CSV
+  std::string jsonPath;            // empty: no JSON
+  std::string csvPath;             // empty: no CSV
+  std::string calibratePath;       // --calibrate: write a tuning file there (calibrate.h); empty: no calibration
+  std::string calibrateTransport;  // --calibrate-transport: the transport the file's entries are for
   std::string commandLine;
 
   // Iterations in one round: iters spread over rounds, rounded up.

@@ -19,6 +19,8 @@
 
 namespace weft {
 
+class HostLayout;
+
 struct CollArgs {
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
@@ -39,5 +41,14 @@ void broadcastBinomialTree(const CollArgs& args, Channel& channel);
 void reduceBinomialTree(const CollArgs& args, Channel& channel);
 void allToAllPairwise(const CollArgs& args, Channel& channel);
 void barrierDissemination(Channel& channel);
+
+// Hierarchical algorithms (one per file, hierarchical_*.cpp): `layout` says which of the channel's ranks
+// share a host; most bytes stay inside hosts and the links between them carry as few as possible.
+// `betweenHosts` runs the allreduce among hosts (null: recursive doubling below 64 KiB, else the ring).
+using AllReduceFunction = void (*)(const CollArgs&, Channel&);
+void allReduceHierarchical(const CollArgs& args, Channel& channel, const HostLayout& layout,
+                           AllReduceFunction betweenHosts = nullptr);
+void allGatherHierarchical(const CollArgs& args, Channel& channel, const HostLayout& layout);
+void broadcastHierarchical(const CollArgs& args, Channel& channel, const HostLayout& layout);
 
 }  // namespace weft

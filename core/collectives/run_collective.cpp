@@ -2,10 +2,11 @@
 #include <cstring>
 #include <vector>
 
+#include "core/algorithms/sub_channel.h"
 #include "core/collectives/op.h"
-#include "core/common/error.h"
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
+#include "core/common/error.h"
 #include "core/common/log.h"
 #include "core/reduce/reduce.h"
 
@@ -40,6 +41,18 @@ weftCollType_t collTypeOf(OpKind kind) {
 }
 
 using AlgorithmFunction = void (*)(const CollArgs&, Channel&);
+using HierarchicalFunction = void (*)(const CollArgs&, Channel&, const HostLayout&);
+
+HierarchicalFunction hierarchicalFor(Collective c) {
+  switch (c) {
+    case Collective::AllGather:
+      return allGatherHierarchical;
+    case Collective::Broadcast:
+      return broadcastHierarchical;
+    default:
+      return nullptr;
+  }
+}
 
 AlgorithmFunction functionFor(Collective c, Algorithm a) {
   switch (c) {
@@ -60,6 +73,17 @@ AlgorithmFunction functionFor(Collective c, Algorithm a) {
     default:
       return nullptr;
   }
+}
+
+// The allreduce a hierarchical AllReduce runs between hosts: the model's cheapest for the slice each host
+// sends (the whole vector when hosts differ in size and only their leaders take part).
+AllReduceFunction betweenHosts(const weftComm& comm, const CollArgs& args) {
+  const TuneShape& shape = comm.tuner.shape();
+  size_t bytes = args.count * dataTypeSize(args.type);
+  if (comm.hosts.uniform()) bytes /= static_cast<size_t>(shape.ranksPerHost);
+  const Algorithm a =
+      comm.tuner.model().cheapestFlat(shape.interTransport, Collective::AllReduce, bytes, shape.numHosts);
+  return functionFor(Collective::AllReduce, a);
 }
 
 // Bytes the tuner weighs: the size of one rank's contribution.
@@ -92,11 +116,11 @@ void runAlone(const Op& op) {
   finishAverage(op, a);
 }
 
-// The communicator's backend, unless WEFT_ALGO names an algorithm for the collective (set up at the first
-// collective); null when there is none.
+// The communicator's backend, unless WEFT_ALGO names an algorithm for the collective at this size (set up
+// at the first collective); null when there is none.
 Backend* backendFor(const Op& op, Collective collective) {
   weftComm& comm = *op.comm;
-  if (comm.tuner.forces(collective)) return nullptr;
+  if (comm.tuner.forces(collective, decisionBytes(op.args))) return nullptr;
   if (!comm.backendTried) {
     comm.backendTried = true;
     comm.backend = Backend::setUp(comm);
@@ -141,10 +165,20 @@ void runCollective(const Op& op) {
   if (runOnBackend(op, collective, args)) return finishAverage(op, op.args);
   CommChannel channel(comm, kCollectiveChannel, collectiveName(collective));
   if (op.kind == OpKind::Barrier) return barrierDissemination(channel);
-  Algorithm algorithm = comm.tuner.choose(collective, decisionBytes(args), comm.nranks);
+  Algorithm algorithm = comm.tuner.choose(collective, decisionBytes(args));
   log::trace("{} of {} x {} with {}", opName(op.kind), args.count, dataTypeName(args.type),
              algorithmName(algorithm));
-  functionFor(collective, algorithm)(args, channel);
+  if (algorithm == Algorithm::Hierarchical && collective == Collective::AllReduce) {
+    allReduceHierarchical(args, channel, comm.hosts, betweenHosts(comm, args));
+  } else if (algorithm == Algorithm::Hierarchical) {
+    hierarchicalFor(collective)(args, channel, comm.hosts);
+  } else if (collective == Collective::AllReduce && algorithm == Algorithm::Ring && !comm.hosts.contiguous()) {
+    // Hosts take ranks in turn: a ring in host order crosses between hosts numHosts times, not p.
+    SubChannel ring(channel, comm.hosts.hostOrder());
+    allReduceRing(args, ring);
+  } else {
+    functionFor(collective, algorithm)(args, channel);
+  }
   finishAverage(op, op.args);
 }
 

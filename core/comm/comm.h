@@ -17,6 +17,7 @@
 #include "core/tuner/tuner.h"
 #include "fusion/fusion_config.h"
 #include "fusion/plan.h"
+#include "topology/host_layout.h"
 
 struct weftComm {
   static constexpr uint32_t kLiveMagic = 0x434f4d4d;  // "COMM"; cleared on destroy
@@ -27,7 +28,8 @@ struct weftComm {
   std::string hostId;
   std::vector<weft::PeerInfo> peers;
   std::unique_ptr<weft::Connections> connections;
-  weft::Tuner tuner;                  // from WEFT_ALGO when the communicator was made
+  weft::HostLayout hosts;             // which ranks share a host (from the peers' host identities)
+  weft::Tuner tuner;                  // from WEFT_ALGO and WEFT_TUNING_FILE when the communicator was made
   std::chrono::seconds timeout{600};  // WEFT_TIMEOUT when the communicator was made
 
   // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).

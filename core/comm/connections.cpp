@@ -68,6 +68,22 @@ void Connections::setPeers(const std::vector<PeerInfo>& peers, int myRank, const
   }
 }
 
+std::string Connections::transportBetween(const PeerInfo& a, const PeerInfo& b) const {
+  auto sameHostOnly = [&](const std::string& name) {
+    for (const Link& link : links_) {
+      if (link.plugin->name == name) return link.plugin->props.reach == weftReachSameHost;
+    }
+    return false;
+  };
+  for (const TransportHandle& mine : a.transports) {
+    if (sameHostOnly(mine.name) && a.hostId != b.hostId) continue;
+    for (const TransportHandle& theirs : b.transports) {
+      if (theirs.name == mine.name) return mine.name;
+    }
+  }
+  return {};
+}
+
 void* Connections::trySend(int peer, int channel) {
   Key key{peer, channel};
   if (auto it = sendComms_.find(key); it != sendComms_.end()) return it->second;

@@ -41,6 +41,9 @@ class Connections {
   // Lets the core sleep until the transport serving `peer` may progress.
   void waitReady(int peer, int timeoutUs);
   const std::string& transportName(int peer) const { return links_[linkOf_[peer]].plugin->name; }
+  // The transport two other ranks use between them, as they choose it (a's preference order first); empty
+  // when they have none in common. Every rank computes the same answer from the same peer list.
+  std::string transportBetween(const PeerInfo& a, const PeerInfo& b) const;
 
  private:
   struct Link {

@@ -38,12 +38,34 @@ PeerInfo describe(const weftComm& comm) {
   return {comm.hostId, static_cast<int>(getpid()), comm.connections->handles()};
 }
 
+// What the tuner weighs: how the ranks sit on hosts and which transports join them.
+TuneShape shapeOf(const weftComm& comm) {
+  TuneShape shape;
+  shape.nranks = comm.nranks;
+  shape.numHosts = comm.hosts.numHosts();
+  for (int h = 0; h < shape.numHosts; ++h)
+    shape.ranksPerHost = std::max(shape.ranksPerHost, static_cast<int>(comm.hosts.ranksOn(h).size()));
+  // Every rank must choose alike, so the transports are those of the same pairs of ranks everywhere: the
+  // first two ranks of the first host that has two, and the first ranks of the first two hosts.
+  auto between = [&](int a, int b) { return comm.connections->transportBetween(comm.peers[a], comm.peers[b]); };
+  for (int h = 0; h < shape.numHosts && shape.intraTransport.empty(); ++h) {
+    const std::vector<int>& ranks = comm.hosts.ranksOn(h);
+    if (ranks.size() > 1) shape.intraTransport = between(ranks[0], ranks[1]);
+  }
+  if (shape.numHosts > 1) shape.interTransport = between(comm.hosts.ranksOn(0)[0], comm.hosts.ranksOn(1)[0]);
+  return shape;
+}
+
 void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   comm.peers = std::move(peers);
   comm.connections->setPeers(comm.peers, comm.rank, comm.hostId);
+  std::vector<std::string> hostIds;
+  for (const PeerInfo& peer : comm.peers) hostIds.push_back(peer.hostId);
+  comm.hosts = HostLayout::fromHostIds(hostIds);
+  comm.tuner.setShape(shapeOf(comm));
   comm.sentTo.assign(comm.nranks, 0);
   comm.receivedFrom.assign(comm.nranks, 0);
-  log::info("communicator ready: rank {} of {}", comm.rank, comm.nranks);
+  log::info("communicator ready: rank {} of {} ({} hosts)", comm.rank, comm.nranks, comm.hosts.numHosts());
 }
 
 // Split exchanges fixed-size records through the parent's AllGather.

@@ -2,6 +2,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string_view>
 
 #include "core/common/error.h"
 
@@ -14,8 +18,8 @@ const std::vector<Variable>& variables() {
        "comma list of plugins to load (e.g. tcp); ^name excludes; unset loads every plugin found"},
       {"WEFT_PLUGIN_PATH", nullptr, "colon list of extra folders searched for plugins after <libdir>/weft"},
       {"WEFT_ALGO", nullptr,
-       "forces algorithms per collective, e.g. allreduce:ring;broadcast:binomial_tree (read at communicator "
-       "creation)"},
+       "forces algorithms per collective and size range, e.g. allreduce:recursive_doubling:0-64K;allreduce:ring:"
+       "64K-inf;broadcast:hierarchical (read at communicator creation; docs/tuning.md)"},
       {"WEFT_FUSION", nullptr,
        "fusion of grouped calls per collective, e.g. allreduce:size:32;allgather:auto;reducescatter:off (modes "
        "off, auto = 64 MB, size:<MB>, id, index; default auto; read at communicator creation)"},
@@ -42,6 +46,11 @@ const std::vector<Variable>& variables() {
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
       {"WEFT_TIMEOUT", "600",
        "seconds any wait may last before the call returns weftTimeout (read at communicator creation)"},
+      {"WEFT_TUNING_FILE", nullptr,
+       "JSON tuning file written by commperf --calibrate; its measurements replace the tuner's defaults "
+       "(read at the first communicator; docs/tuning.md)"},
+      {"WEFT_MPI_MAX_CALL_ELEMENTS", nullptr,
+       "mpi: the most elements one MPI call carries (default INT_MAX); larger collectives go in pieces"},
       {"WEFT_HOST_ID", nullptr,
        "overrides this process's host identity (hostname/boot id), so tests can emulate several hosts"},
       {"WEFT_RANK", nullptr, "weftCommInitFromEnv: this process's rank (else OMPI_COMM_WORLD_RANK)"},
@@ -53,11 +62,62 @@ const std::vector<Variable>& variables() {
   return table;
 }
 
-std::optional<std::string> get(const char* name) {
-  if (const char* value = std::getenv(name); value != nullptr) return std::string(value);
-  for (const Variable& v : variables()) {
-    if (std::string(v.name) == name && v.defaultValue != nullptr) return std::string(v.defaultValue);
+namespace {
+
+// Values from the tuning file, set by the tuner while other threads may already read settings.
+struct TuningFileValues {
+  std::mutex mutex;
+  std::map<std::string, std::string, std::less<>> values;
+};
+
+TuningFileValues& tuningFileValues() {
+  static TuningFileValues* values = new TuningFileValues();  // never destroyed: read until exit
+  return *values;
+}
+
+}  // namespace
+
+std::optional<Value> lookup(const char* name) {
+  if (const char* value = std::getenv(name); value != nullptr) return Value{value, Source::Environment};
+  {
+    TuningFileValues& tuning = tuningFileValues();
+    std::lock_guard lock(tuning.mutex);
+    if (auto it = tuning.values.find(std::string_view(name)); it != tuning.values.end()) {
+      return Value{it->second, Source::TuningFile};
+    }
   }
+  for (const Variable& v : variables()) {
+    if (std::strcmp(v.name, name) == 0 && v.defaultValue != nullptr) return Value{v.defaultValue, Source::Default};
+  }
+  return std::nullopt;
+}
+
+void setFromTuningFile(const char* name, std::string value) {
+  TuningFileValues& tuning = tuningFileValues();
+  std::lock_guard lock(tuning.mutex);
+  tuning.values.insert_or_assign(std::string(name), std::move(value));
+}
+
+void clearTuningFileValues() {
+  TuningFileValues& tuning = tuningFileValues();
+  std::lock_guard lock(tuning.mutex);
+  tuning.values.clear();
+}
+
+const char* sourceName(Source s) {
+  switch (s) {
+    case Source::Default:
+      return "default";
+    case Source::Environment:
+      return "environment";
+    case Source::TuningFile:
+      return "tuning file";
+  }
+  return "?";
+}
+
+std::optional<std::string> get(const char* name) {
+  if (auto value = lookup(name)) return std::move(value->text);
   return std::nullopt;
 }
 

@@ -3,8 +3,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "core/common/config.h"
@@ -36,13 +37,15 @@ void hostLog(weftLogLevel_t level, const char* pluginName, const char* message) 
 }
 
 const char* hostGetConfig(const char* name) {
-  // Plugins read settings that live for the whole process; the environment's own storage is stable.
+  // The ABI promises the environment or the tuning file (config::lookup). The returned pointer must outlive
+  // the call, so each distinct value is kept once for the rest of the process (a set's nodes never move).
   if (name == nullptr) return nullptr;
-  if (const char* value = std::getenv(name)) return value;
-  for (const config::Variable& v : config::variables()) {
-    if (std::string(v.name) == name) return v.defaultValue;
-  }
-  return nullptr;
+  auto value = config::lookup(name);
+  if (!value) return nullptr;
+  static std::mutex mutex;
+  static auto* kept = new std::set<std::string>();  // never destroyed: plugins may read until exit
+  std::lock_guard lock(mutex);
+  return kept->insert(std::move(value->text)).first->c_str();
 }
 
 // Directory of the shared object that holds this function: libweft.so in the build or install tree.
@@ -103,12 +106,14 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     dlclose(library);
     return failed(attempt, "missing symbol " WEFT_PLUGIN_SYMBOL_V1);
   }
+  attempt.abiVersion = plugin->abiVersion;
   if (plugin->abiVersion != 1) {
     unsigned int version = plugin->abiVersion;
     dlclose(library);
     return failed(attempt, "wrong ABI version " + std::to_string(version) +
                                " in " WEFT_PLUGIN_SYMBOL_V1 " (this Weft understands 1)");
   }
+  attempt.kind = plugin->kind;
   if (plugin->init == nullptr || (plugin->kind == weftPluginTransport && plugin->transport == nullptr)) {
     dlclose(library);
     return failed(attempt, "incomplete plugin table (no init or no transport calls)");
@@ -125,8 +130,9 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     if (list != nullptr && list->abiVersion == 1 && list->supportsList != nullptr && list->runList != nullptr) {
       loaded.backendList = list;
     } else if (list != nullptr) {
-      log::warn("plugin {}: ignoring " WEFT_BACKEND_LIST_SYMBOL_V1 " (ABI version {} or calls missing; this Weft "
-                "understands 1)", name, list->abiVersion);
+      log::warn("plugin {}: ignoring " WEFT_BACKEND_LIST_SYMBOL_V1
+                " (ABI version {} or calls missing; this Weft understands 1)",
+                name, list->abiVersion);
     }
   }
   attempt.loaded = true;

@@ -25,6 +25,10 @@ struct LoadAttempt {
   std::string path;  // the file tried, or empty when none was found
   bool loaded = false;
   std::string reason;  // why it failed
+  // What the file's plugin table says, for weft-info: its ABI version (0 when no table was found) and, when
+  // that version is understood, its kind (-1 otherwise: another version's layout may differ).
+  unsigned int abiVersion = 0;
+  int kind = -1;
 };
 
 // File name of plugin `name`: libweft-plugin-<name>.so.

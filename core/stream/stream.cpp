@@ -1,6 +1,7 @@
 #include "core/stream/stream.h"
 
 #include "core/common/error.h"
+#include "topology/cpu_binding.h"
 
 weftStream::weftStream() : worker_([this] { run(); }) {}
 
@@ -24,6 +25,8 @@ void weftStream::enqueue(std::function<void()> work) {
 }
 
 void weftStream::run() {
+  // The worker runs this stream's collectives for the rank: keep it on the rank's NUMA node(s).
+  weft::topology::bindThisThreadNearProcess("stream worker");
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });

@@ -1,120 +1,91 @@
 #include "core/tuner/tuner.h"
 
-#include <sstream>
+#include <bit>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
 
 #include "core/common/config.h"
-#include "core/common/error.h"
+#include "core/common/log.h"
+#include "core/tuner/tuning_file.h"
 
 namespace weft {
+
+// Choices made, so that a size seen before costs a lookup rather than pricing every algorithm, and each
+// (collective, size class) is logged once.
+struct Tuner::ChoiceLog {
+  static constexpr size_t kMaxRemembered = 4096;
+  std::mutex mutex;
+  std::set<std::pair<Collective, int>> logged;  // (collective, size class)
+  std::map<std::pair<Collective, size_t>, Algorithm> chosen;
+};
+
 namespace {
 
-constexpr size_t kNumCollectives = static_cast<size_t>(Collective::Count);
-constexpr size_t kNumAlgorithms = static_cast<size_t>(Algorithm::Count);
-
-// Small messages are latency-bound: fewest steps (log p) wins. Large ones are bandwidth-bound: the ring
-// moves the minimum bytes per rank and pipelines.
-constexpr size_t kSmallMessageBytes = size_t{64} << 10;
-
-std::string supportedList(Collective c) {
-  std::string list;
-  for (size_t a = 0; a < kNumAlgorithms; ++a) {
-    if (supports(c, static_cast<Algorithm>(a)))
-      list += (list.empty() ? "" : ", ") + std::string(algorithmName(static_cast<Algorithm>(a)));
-  }
-  return list;
+// The cost model of a tuning file, loaded once per process and path (its settings applied then).
+std::shared_ptr<const CostModel> modelFromFile(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const CostModel>> loaded;
+  std::lock_guard lock(mutex);
+  if (auto it = loaded.find(path); it != loaded.end()) return it->second;
+  const TuningFile file = readTuningFile(path);
+  auto model = std::make_shared<CostModel>();
+  for (const TuningEntry& e : file.entries)
+    model->addMeasurement(e.transport, e.collective, e.algorithm, e.nranks, e.latencyUs, e.nsPerByte);
+  for (const auto& [name, value] : file.settings) config::setFromTuningFile(name.c_str(), value);
+  log::info("tuning file {}: {} cost entries, {} settings", path, file.entries.size(), file.settings.size());
+  return loaded[path] = model;
 }
+
+int sizeClass(size_t bytes) { return bytes == 0 ? 0 : std::bit_width(bytes); }
 
 }  // namespace
 
-const char* collectiveName(Collective c) {
-  static const char* const names[] = {"allreduce",     "broadcast", "reduce", "allgather",
-                                      "reducescatter", "alltoall",  "barrier"};
-  return c < Collective::Count ? names[static_cast<size_t>(c)] : "?";
-}
+Tuner::Tuner() : model_(std::make_shared<CostModel>()), log_(std::make_shared<ChoiceLog>()) {}
 
-const char* algorithmName(Algorithm a) {
-  static const char* const names[] = {"ring",  "recursive_doubling", "rabenseifner", "binomial_tree",
-                                      "bruck", "pairwise",           "dissemination"};
-  return a < Algorithm::Count ? names[static_cast<size_t>(a)] : "?";
-}
-
-bool supports(Collective c, Algorithm a) {
-  switch (c) {
-    case Collective::AllReduce:
-      return a == Algorithm::Ring || a == Algorithm::RecursiveDoubling || a == Algorithm::Rabenseifner;
-    case Collective::ReduceScatter:
-      return a == Algorithm::Ring || a == Algorithm::Rabenseifner;
-    case Collective::AllGather:
-      return a == Algorithm::Ring || a == Algorithm::Bruck;
-    case Collective::Broadcast:
-    case Collective::Reduce:
-      return a == Algorithm::BinomialTree;
-    case Collective::AllToAll:
-      return a == Algorithm::Pairwise;
-    case Collective::Barrier:
-      return a == Algorithm::Dissemination;
-    case Collective::Count:
-      break;
-  }
-  return false;
-}
-
-Tuner Tuner::parse(const std::string& text) {
+Tuner Tuner::parse(const std::string& algo) {
   Tuner tuner;
-  std::stringstream entries(text);
-  for (std::string entry; std::getline(entries, entry, ';');) {
-    if (entry.empty()) continue;
-    size_t colon = entry.find(':');
-    if (colon == std::string::npos || entry.find(':', colon + 1) != std::string::npos) {
-      fail(weftInvalidArgument, "WEFT_ALGO entry '{}' is not collective:algorithm", entry);
-    }
-    std::string collective = entry.substr(0, colon);
-    std::string algorithm = entry.substr(colon + 1);
-    std::optional<Collective> c;
-    for (size_t i = 0; i < kNumCollectives; ++i) {
-      if (collective == collectiveName(static_cast<Collective>(i))) c = static_cast<Collective>(i);
-    }
-    if (!c) {
-      fail(weftInvalidArgument,
-           "WEFT_ALGO: unknown collective '{}' (allreduce, broadcast, reduce, allgather, reducescatter, alltoall, "
-           "barrier)",
-           collective);
-    }
-    std::optional<Algorithm> a;
-    for (size_t i = 0; i < kNumAlgorithms; ++i) {
-      if (algorithm == algorithmName(static_cast<Algorithm>(i))) a = static_cast<Algorithm>(i);
-    }
-    if (!a || !supports(*c, *a)) {
-      fail(weftInvalidArgument, "WEFT_ALGO: '{}' is not an algorithm of {} (choose from: {})", algorithm,
-           collective, supportedList(*c));
-    }
-    tuner.forced_[static_cast<size_t>(*c)] = *a;
-  }
+  tuner.rules_ = parseAlgoRules(algo);
   return tuner;
 }
 
-Tuner Tuner::fromConfig() { return parse(config::getOr("WEFT_ALGO", "")); }
+Tuner Tuner::fromConfig() {
+  std::shared_ptr<const CostModel> model;
+  if (auto path = config::get("WEFT_TUNING_FILE"); path && !path->empty()) model = modelFromFile(*path);
+  Tuner tuner = parse(config::getOr("WEFT_ALGO", ""));  // after the file: it may set WEFT_ALGO
+  if (model) tuner.model_ = std::move(model);
+  return tuner;
+}
 
-Algorithm Tuner::choose(Collective c, size_t bytes, int nranks) const {
-  if (const auto& forced = forced_[static_cast<size_t>(c)]) return *forced;
-  switch (c) {
-    case Collective::AllReduce:
-      if (bytes <= kSmallMessageBytes) return Algorithm::RecursiveDoubling;
-      return Algorithm::Ring;
-    case Collective::ReduceScatter:
-      return Algorithm::Ring;
-    case Collective::AllGather:
-      return bytes * nranks <= kSmallMessageBytes ? Algorithm::Bruck : Algorithm::Ring;
-    case Collective::Broadcast:
-    case Collective::Reduce:
-      return Algorithm::BinomialTree;
-    case Collective::AllToAll:
-      return Algorithm::Pairwise;
-    case Collective::Barrier:
-    case Collective::Count:
-      break;
+void Tuner::setShape(TuneShape shape) {
+  shape_ = std::move(shape);
+  log_ = std::make_shared<ChoiceLog>();
+}
+
+Algorithm Tuner::choose(Collective c, size_t bytes) const {
+  if (auto forced = forcedAlgorithm(rules_, c, bytes)) return *forced;
+  std::lock_guard lock(log_->mutex);
+  if (auto it = log_->chosen.find({c, bytes}); it != log_->chosen.end()) return it->second;
+  Algorithm best = Algorithm::Count;
+  double bestUs = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < static_cast<int>(Algorithm::Count); ++i) {
+    const auto a = static_cast<Algorithm>(i);
+    const std::optional<double> us = model_->predictUs(c, a, bytes, shape_);
+    if (us && *us < bestUs) {
+      best = a;
+      bestUs = *us;
+    }
   }
-  return Algorithm::Dissemination;
+  if (best == Algorithm::Count) best = c == Collective::Barrier ? Algorithm::Dissemination : Algorithm::Ring;
+  if (log_->chosen.size() >= ChoiceLog::kMaxRemembered) log_->chosen.clear();
+  log_->chosen[{c, bytes}] = best;
+  if (log_->logged.insert({c, sizeClass(bytes)}).second) {
+    log::info("tuner: {} of {} bytes on {} ranks ({} hosts): {} (model {:.1f} us)", collectiveName(c), bytes,
+              shape_.nranks, shape_.numHosts, algorithmName(best), bestUs);
+  }
+  return best;
 }
 
 }  // namespace weft

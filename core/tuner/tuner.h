@@ -1,43 +1,44 @@
-// Picks an algorithm per collective from the message size and the rank count, unless WEFT_ALGO forces
-// one ("allreduce:ring;broadcast:binomial_tree"). A name that is not an algorithm of that collective is
-// an error, never a silent fallback.
+// Picks an algorithm per collective call: WEFT_ALGO's rules first (algo_rules.h), then the cheapest
+// algorithm by the cost model (cost_model.h) for the communicator's shape: its rank count, how its ranks
+// sit on hosts, and the transports between them. WEFT_LOG_LEVEL=info prints each choice once per
+// collective and size class (powers of two).
 #pragma once
 
-#include <array>
 #include <cstddef>
-#include <optional>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "core/tuner/algo_rules.h"
+#include "core/tuner/algorithm_names.h"
+#include "core/tuner/cost_model.h"
 
 namespace weft {
 
-enum class Collective { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllToAll, Barrier, Count };
-enum class Algorithm {
-  Ring,
-  RecursiveDoubling,
-  Rabenseifner,
-  BinomialTree,
-  Bruck,
-  Pairwise,
-  Dissemination,
-  Count
-};
-
-const char* collectiveName(Collective c);  // lower case, as in WEFT_ALGO: "allreduce"
-const char* algorithmName(Algorithm a);    // "ring", "recursive_doubling", ...
-bool supports(Collective c, Algorithm a);
-
 class Tuner {
  public:
-  // Throws weftInvalidArgument naming the entry that is wrong.
-  static Tuner parse(const std::string& text);
-  static Tuner fromConfig();  // WEFT_ALGO, or the defaults when unset
+  Tuner();
+  // Throws weftInvalidArgument naming the entry that is wrong. The cost model is the default one.
+  static Tuner parse(const std::string& algo);
+  // WEFT_ALGO, and the cost model of WEFT_TUNING_FILE (loaded once per process) or the defaults.
+  static Tuner fromConfig();
 
-  Algorithm choose(Collective c, size_t bytes, int nranks) const;
-  // Whether WEFT_ALGO names the algorithm of c (then no backend runs c either).
-  bool forces(Collective c) const { return forced_[static_cast<size_t>(c)].has_value(); }
+  // The communicator's shape, once its peers are known; restarts the choice log.
+  void setShape(TuneShape shape);
+  const TuneShape& shape() const { return shape_; }
+  const CostModel& model() const { return *model_; }
+
+  Algorithm choose(Collective c, size_t bytes) const;
+  // Whether WEFT_ALGO names the algorithm of c at this size (then no backend runs it either).
+  bool forces(Collective c, size_t bytes) const { return forcedAlgorithm(rules_, c, bytes).has_value(); }
 
  private:
-  std::array<std::optional<Algorithm>, static_cast<size_t>(Collective::Count)> forced_{};
+  struct ChoiceLog;
+
+  std::vector<AlgoRule> rules_;
+  std::shared_ptr<const CostModel> model_;
+  TuneShape shape_;
+  std::shared_ptr<ChoiceLog> log_;
 };
 
 }  // namespace weft

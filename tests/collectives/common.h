@@ -84,6 +84,7 @@ struct Options {
   int timeoutSeconds = 540;          // watchdog; 0 disables
   int maxErrorsPrinted = 30;         // per rank
   bool verbose = false;
+  std::string hosts;  // --hosts: emulated hosts, "blocks:N" (N consecutive ranks each) or "alternate:N"
 };
 
 // Counts up to this are swept over every combination; larger ones over every type x op once.

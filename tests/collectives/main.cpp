@@ -33,7 +33,9 @@ void usage(const char* argv0) {
                "  --op NAME          one op only (sum, prod, max, min, avg)\n"
                "  --timeout S        abort with the operation in progress after S seconds (0: never; 540)\n"
                "  --max-errors N     failures printed per rank (30)\n"
-               "  --verbose          timings per collective and setting\n",
+               "  --verbose          timings per collective and setting\n"
+               "  --hosts SPEC       emulate hosts through WEFT_HOST_ID: blocks:N (N consecutive ranks per\n"
+               "                     host) or alternate:N (rank r on host r %% N)\n",
                argv0, kFullSweepMaxCount);
 }
 
@@ -95,6 +97,10 @@ bool parseOptions(int argc, char** argv, Options* opt) {
         opt->opFilter = o;
       } else if (arg == "--timeout") {
         opt->timeoutSeconds = std::atoi(v);
+      } else if (arg == "--hosts") {
+        opt->hosts = v;
+        if (opt->hosts.rfind("blocks:", 0) != 0 && opt->hosts.rfind("alternate:", 0) != 0) return false;
+        if (std::atoi(opt->hosts.c_str() + opt->hosts.find(':') + 1) < 1) return false;
       } else if (arg == "--max-errors") {
         opt->maxErrorsPrinted = std::atoi(v);
       } else {
@@ -137,6 +143,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   installWatchdog(h.options.timeoutSeconds);
+  if (!h.options.hosts.empty()) {
+    // Each emulated host gets its own identity: shm between its ranks, tcp between hosts.
+    const int n = std::atoi(h.options.hosts.c_str() + h.options.hosts.find(':') + 1);
+    const int host = h.options.hosts[0] == 'b' ? h.worldRank / n : h.worldRank % n;
+    setenv("WEFT_HOST_ID", ("emulated-host-" + std::to_string(host)).c_str(), 1);
+  }
 
   uint64_t failures = 0;
   int version = 0;

@@ -24,6 +24,9 @@ const AlgoSetting kSettings[] = {
     {"allreduce:recursive_doubling;reducescatter:rabenseifner;allgather:bruck",
      collBit(Coll::kAllReduce) | collBit(Coll::kReduceScatter) | collBit(Coll::kAllGather)},
     {"allreduce:rabenseifner", collBit(Coll::kAllReduce)},
+    {"allreduce:hierarchical;allgather:hierarchical;broadcast:hierarchical",
+     collBit(Coll::kAllReduce) | collBit(Coll::kAllGather) | collBit(Coll::kBroadcast)},
+    {"allreduce:recursive_doubling:0-4K;allreduce:ring:4K-inf", collBit(Coll::kAllReduce)},
     {"broadcast:binomial_tree;reduce:binomial_tree;alltoall:pairwise",
      collBit(Coll::kBroadcast) | collBit(Coll::kReduce) | collBit(Coll::kAllToAll)},
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a fresh prefix, builds consumer.c against it with pkg-config and with
 # find_package(weft), and runs it with mpirun -np 3 and 4: default plugins, WEFT_PLUGINS=tcp, and each
-# algorithm forced. Usage: run_install_test.sh <build dir> <mpirun command...>
+# algorithm forced. The installed weft-info must find the installed shm and tcp plugins.
+# Usage: run_install_test.sh <build dir> <mpirun command...>
 set -euo pipefail
 build=$1
 shift
@@ -16,6 +17,25 @@ cc -std=c99 -Wall -Wextra -Werror -pedantic "$here/consumer.c" $(pkg-config --cf
 cmake -S "$here/cmake_consumer" -B "$prefix/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/cmake-consumer" >/dev/null
 test -x "$prefix/bin/commperf"
+
+# weft-info from the installed tree finds the installed plugins, next to the installed libweft.so (not the
+# build tree's, and without WEFT_PLUGIN_PATH).
+test -x "$prefix/bin/weft-info"
+env -u WEFT_PLUGIN_PATH -u WEFT_PLUGINS "$prefix/bin/weft-info" --json >"$prefix/weft-info.json"
+python3 - "$prefix" "$prefix/weft-info.json" <<'PY'
+import json, os, sys
+prefix, path = os.path.realpath(sys.argv[1]), sys.argv[2]
+info = json.load(open(path))
+for name in ("shm", "tcp"):
+    p = next((p for p in info["plugins"] if p["name"] == name and not p["shadowed_by"]), None)
+    if p is None or not p["loaded"]:
+        sys.exit(f"installed weft-info: plugin {name} not loaded: {p}")
+    if not os.path.realpath(p["file"]).startswith(prefix + "/"):
+        sys.exit(f"installed weft-info loaded {name} from {p['file']}, outside {prefix}")
+if not os.path.realpath(info["library"]).startswith(prefix + "/"):
+    sys.exit(f"installed weft-info uses {info['library']}, not the installed libweft.so")
+print("installed weft-info: shm and tcp loaded from", prefix)
+PY
 
 settings=(
   ""

@@ -59,6 +59,8 @@ class MemoryWorld {
   // Payload bytes and messages each rank sent during the last run.
   const std::vector<size_t>& bytesSent() const { return bytesSent_; }
   const std::vector<size_t>& messagesSent() const { return messagesSent_; }
+  // Payload bytes from one rank to another during the last run.
+  size_t bytesBetween(int source, int destination) const { return bytesTo_[source][destination]; }
 
  private:
   friend class MemoryChannel;
@@ -125,6 +127,7 @@ class MemoryWorld {
   bool aborted_ = false;
   std::vector<size_t> bytesSent_;
   std::vector<size_t> messagesSent_;
+  std::vector<std::vector<size_t>> bytesTo_;
 };
 
 class MemoryChannel final : public Channel {
@@ -142,6 +145,8 @@ class MemoryChannel final : public Channel {
     transfer->sendData = data;
     transfer->snapshot.assign(static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
     bytesSent_ += bytes;
+    bytesTo_.resize(world_.size());
+    bytesTo_[peer] += bytes;
     ++messagesSent_;
     Request request = track(std::move(transfer));
     if (world_.delivery() == Delivery::Eager) offer(live_[request.handle]);
@@ -199,6 +204,7 @@ class MemoryChannel final : public Channel {
   size_t outstandingRequests() const { return live_.size(); }
   size_t bytesSent() const { return bytesSent_; }
   size_t messagesSent() const { return messagesSent_; }
+  const std::vector<size_t>& bytesTo() const { return bytesTo_; }
 
  private:
   void checkPeer(int peer) const {
@@ -240,6 +246,7 @@ class MemoryChannel final : public Channel {
   std::vector<char> scratch_[2];
   size_t bytesSent_ = 0;
   size_t messagesSent_ = 0;
+  std::vector<size_t> bytesTo_;
 };
 
 void MemoryWorld::run(const std::function<void(MemoryChannel&)>& body) {
@@ -267,8 +274,11 @@ void MemoryWorld::run(const std::function<void(MemoryChannel&)>& body) {
 
   bytesSent_.clear();
   messagesSent_.clear();
+  bytesTo_.clear();
   for (auto& channel : channels) {
     bytesSent_.push_back(channel->bytesSent());
+    bytesTo_.push_back(channel->bytesTo());
+    bytesTo_.back().resize(size_);
     messagesSent_.push_back(channel->messagesSent());
   }
   // Prefer the error of a rank that failed by itself.

@@ -19,6 +19,7 @@
 #include "core/algorithms/pipeline.h"
 #include "core/reduce/reduce.h"
 #include "memory_channel.h"
+#include "topology/host_layout.h"
 
 namespace weft {
 namespace {
@@ -297,6 +298,14 @@ enum class Algorithm {
   BroadcastBinomialTree,
   ReduceBinomialTree,
   AllToAllPairwise,
+  // Hierarchical, on two layouts: hosts of two consecutive ranks (the last alone when p is odd: hosts of
+  // different sizes), and two hosts taking alternate ranks.
+  AllReduceHierarchicalPairs,
+  AllReduceHierarchicalAlternate,
+  AllGatherHierarchicalPairs,
+  AllGatherHierarchicalAlternate,
+  BroadcastHierarchicalPairs,
+  BroadcastHierarchicalAlternate,
 };
 enum class Collective { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
 
@@ -305,6 +314,25 @@ struct AlgorithmInfo {
   Collective collective;
   void (*run)(const CollArgs&, Channel&);
 };
+HostLayout pairsOf(int p) {
+  std::vector<int> hostOf;
+  for (int r = 0; r < p; ++r) hostOf.push_back(r / 2);
+  return HostLayout::fromHostOf(hostOf);
+}
+HostLayout alternateOf(int p) {
+  std::vector<int> hostOf;
+  for (int r = 0; r < p; ++r) hostOf.push_back(r % 2);
+  return HostLayout::fromHostOf(hostOf);
+}
+// The hierarchical AllReduce with its default choice between hosts (by size).
+void allReduceHierarchicalBySize(const CollArgs& args, Channel& channel, const HostLayout& layout) {
+  allReduceHierarchical(args, channel, layout);
+}
+template <void (*algorithm)(const CollArgs&, Channel&, const HostLayout&), HostLayout (*layoutOf)(int)>
+void onLayout(const CollArgs& args, Channel& channel) {
+  algorithm(args, channel, layoutOf(channel.size()));
+}
+
 AlgorithmInfo infoOf(Algorithm algorithm) {
   switch (algorithm) {
     case Algorithm::AllReduceRing:
@@ -327,6 +355,21 @@ AlgorithmInfo infoOf(Algorithm algorithm) {
       return {"ReduceBinomialTree", Collective::Reduce, reduceBinomialTree};
     case Algorithm::AllToAllPairwise:
       return {"AllToAllPairwise", Collective::AllToAll, allToAllPairwise};
+    case Algorithm::AllReduceHierarchicalPairs:
+      return {"AllReduceHierarchicalPairs", Collective::AllReduce, onLayout<allReduceHierarchicalBySize, pairsOf>};
+    case Algorithm::AllReduceHierarchicalAlternate:
+      return {"AllReduceHierarchicalAlternate", Collective::AllReduce,
+              onLayout<allReduceHierarchicalBySize, alternateOf>};
+    case Algorithm::AllGatherHierarchicalPairs:
+      return {"AllGatherHierarchicalPairs", Collective::AllGather, onLayout<allGatherHierarchical, pairsOf>};
+    case Algorithm::AllGatherHierarchicalAlternate:
+      return {"AllGatherHierarchicalAlternate", Collective::AllGather,
+              onLayout<allGatherHierarchical, alternateOf>};
+    case Algorithm::BroadcastHierarchicalPairs:
+      return {"BroadcastHierarchicalPairs", Collective::Broadcast, onLayout<broadcastHierarchical, pairsOf>};
+    case Algorithm::BroadcastHierarchicalAlternate:
+      return {"BroadcastHierarchicalAlternate", Collective::Broadcast,
+              onLayout<broadcastHierarchical, alternateOf>};
   }
   return {};
 }
@@ -351,7 +394,9 @@ std::string describe(const Case& c) {
 
 // Runs one case on every rank and checks everything; returns what went wrong.
 ::testing::AssertionResult runCase(const Case& c, Delivery delivery = Delivery::Synchronous,
-                                   std::vector<size_t>* bytesSent = nullptr) {
+                                   std::vector<size_t>* bytesSent = nullptr,
+                                   const HostLayout* bytesBetweenHostsOf = nullptr,
+                                   size_t* bytesBetweenHosts = nullptr) {
   const AlgorithmInfo info = infoOf(c.algorithm);
   const int p = c.p;
   const size_t elemSize = dataTypeSize(c.type);
@@ -441,6 +486,15 @@ std::string describe(const Case& c) {
     return ::testing::AssertionFailure() << describe(c) << ": " << e.what();
   }
   if (bytesSent) *bytesSent = world.bytesSent();
+  if (bytesBetweenHosts) {
+    *bytesBetweenHosts = 0;
+    for (int source = 0; source < p; ++source) {
+      for (int destination = 0; destination < p; ++destination) {
+        if (bytesBetweenHostsOf->hostOf(source) != bytesBetweenHostsOf->hostOf(destination))
+          *bytesBetweenHosts += world.bytesBetween(source, destination);
+      }
+    }
+  }
 
   auto failure = [&](int r) { return ::testing::AssertionFailure() << describe(c) << ", rank " << r << ": "; };
   for (int r = 0; r < p; ++r) {
@@ -543,10 +597,22 @@ class SegmentBytes {
 constexpr int kMaxFailuresPerTest = 5;
 
 std::vector<Algorithm> allAlgorithms() {
-  return {Algorithm::AllReduceRing,     Algorithm::AllReduceRecursiveDoubling, Algorithm::AllReduceRabenseifner,
-          Algorithm::ReduceScatterRing, Algorithm::ReduceScatterRabenseifner,  Algorithm::AllGatherRing,
-          Algorithm::AllGatherBruck,    Algorithm::BroadcastBinomialTree,      Algorithm::ReduceBinomialTree,
-          Algorithm::AllToAllPairwise};
+  return {Algorithm::AllReduceRing,
+          Algorithm::AllReduceRecursiveDoubling,
+          Algorithm::AllReduceRabenseifner,
+          Algorithm::ReduceScatterRing,
+          Algorithm::ReduceScatterRabenseifner,
+          Algorithm::AllGatherRing,
+          Algorithm::AllGatherBruck,
+          Algorithm::BroadcastBinomialTree,
+          Algorithm::ReduceBinomialTree,
+          Algorithm::AllToAllPairwise,
+          Algorithm::AllReduceHierarchicalPairs,
+          Algorithm::AllReduceHierarchicalAlternate,
+          Algorithm::AllGatherHierarchicalPairs,
+          Algorithm::AllGatherHierarchicalAlternate,
+          Algorithm::BroadcastHierarchicalPairs,
+          Algorithm::BroadcastHierarchicalAlternate};
 }
 std::vector<Algorithm> pipelinedAlgorithms() {
   return {Algorithm::AllReduceRing, Algorithm::ReduceScatterRing, Algorithm::AllGatherRing,
@@ -703,6 +769,47 @@ TEST(WireBytes, AsDocumented) {
     run(Algorithm::ReduceBinomialTree, p / 2);
     EXPECT_EQ(total(sent), (p - 1) * n);
     EXPECT_EQ(sent[p / 2], 0u);
+  }
+}
+
+// Bytes between hosts, against each algorithm's comment and against the flat algorithm it replaces.
+TEST(WireBytes, HierarchicalBetweenHosts) {
+  for (int p : {2, 4, 6, 8}) {
+    SCOPED_TRACE(p);
+    for (HostLayout (*layoutOf)(int) : {pairsOf, alternateOf}) {
+      const HostLayout layout = layoutOf(p);
+      const bool pairs = layoutOf == pairsOf;
+      const size_t hosts = layout.numHosts();
+      auto between = [&](Algorithm algorithm, size_t count) {
+        size_t bytes = 0;
+        EXPECT_TRUE(runCase({algorithm, p, count, weftFloat32, weftSum, false, 0}, Delivery::Eager, nullptr,
+                            &layout, &bytes));
+        return bytes;
+      };
+      const Algorithm allReduce =
+          pairs ? Algorithm::AllReduceHierarchicalPairs : Algorithm::AllReduceHierarchicalAlternate;
+      // Small slices go between hosts by recursive doubling (H not a power of two: fold and unfold), n/L
+      // bytes per message, L slices.
+      const size_t small = 840;  // divisible by 1..8
+      const size_t pof2 = size_t{1} << log2Floor(static_cast<int>(hosts));
+      EXPECT_EQ(between(allReduce, small),
+                (pof2 * log2Floor(static_cast<int>(hosts)) + 2 * (hosts - pof2)) * small * 4)
+          << "allreduce, small";
+      // Large slices go by ring: 2(H-1)/H * n/L per rank, 2(H-1) * n in all; a flat ring in host order
+      // sends 2(p-1)/p * n over each of its H edges between hosts.
+      const size_t large = 840 * 128;
+      const size_t hierarchical = between(allReduce, large);
+      EXPECT_EQ(hierarchical, 2 * (hosts - 1) * large * 4) << "allreduce, large";
+      EXPECT_LE(hierarchical, between(Algorithm::AllReduceRing, large));
+
+      const size_t gather = between(
+          pairs ? Algorithm::AllGatherHierarchicalPairs : Algorithm::AllGatherHierarchicalAlternate, small);
+      EXPECT_EQ(gather, static_cast<size_t>(p) * (hosts - 1) * small * 4) << "allgather";
+      EXPECT_LE(gather, between(Algorithm::AllGatherRing, small));
+      const size_t broadcast = between(
+          pairs ? Algorithm::BroadcastHierarchicalPairs : Algorithm::BroadcastHierarchicalAlternate, small);
+      EXPECT_EQ(broadcast, (hosts - 1) * small * 4) << "broadcast";
+    }
   }
 }
 

@@ -1,0 +1,82 @@
+// AllGather, hierarchical: every rank's block crosses to each other host once.
+//
+// H hosts, each with L ranks (a uniform layout), n = block bytes (count * element size):
+//   1. Among the H ranks with the same local index i, one per host: a ring passes their blocks round, so
+//      each holds the blocks of local rank i of every host.      wire, per rank: (H-1) * n, inter-host
+//   2. Inside each host: a ring passes those sets of H blocks round, so each rank holds all p blocks.
+//                                                                 wire, per rank: (L-1) * H * n, intra-host
+// Each host sends L * (H-1) * n bytes to other hosts in all; a flat ring in host order sends (p-1) * n
+// over each of its edges between hosts.
+//
+// Hosts with different numbers of ranks: one ring over all ranks in host order, which crosses between
+// hosts only H times. Blocks always land at their rank's position of recvbuff; a step sends each block of
+// a set as one message, straight from and into recvbuff (in place is free: a rank's block is first placed
+// at its position, when it is not there already).
+#include <cstring>
+#include <vector>
+
+#include "core/algorithms/algorithms.h"
+#include "core/algorithms/partition.h"
+#include "core/algorithms/sub_channel.h"
+#include "core/reduce/reduce.h"
+#include "topology/host_layout.h"
+
+namespace weft {
+namespace {
+
+// A ring over `channel` where member j starts with the blocks listed in units[j] (ranks of the whole
+// communicator, whose blocks live at those positions of recvbuff). At step s member j sends unit
+// (j - s) mod k to its right and receives unit (j - s - 1) mod k from its left.
+void ringOfUnits(Channel& channel, const std::vector<std::vector<int>>& units, void* recvbuff, size_t blockBytes) {
+  const int k = channel.size();
+  const int j = channel.rank();
+  const int right = ringIndex(j + 1, k);
+  const int left = ringIndex(j - 1, k);
+  std::vector<Request> requests;
+  for (int s = 0; s + 1 < k; ++s) {
+    requests.clear();
+    for (int block : units[ringIndex(j - s - 1, k)]) {
+      requests.push_back(channel.irecv(left, elementAt(recvbuff, block, blockBytes), blockBytes));
+    }
+    for (int block : units[ringIndex(j - s, k)]) {
+      requests.push_back(channel.isend(right, elementAt(recvbuff, block, blockBytes), blockBytes));
+    }
+    channel.waitAll(requests);
+  }
+}
+
+}  // namespace
+
+void allGatherHierarchical(const CollArgs& args, Channel& channel, const HostLayout& layout) {
+  const size_t blockBytes = args.count * dataTypeSize(args.type);
+  if (blockBytes == 0) return;
+  const int rank = channel.rank();
+  char* own = elementAt(args.recvbuff, rank, blockBytes);
+  if (args.sendbuff != own) std::memcpy(own, args.sendbuff, blockBytes);
+
+  if (!layout.uniform()) {
+    std::vector<std::vector<int>> units;
+    for (int r : layout.hostOrder()) units.push_back({r});
+    SubChannel ring(channel, layout.hostOrder());
+    return ringOfUnits(ring, units, args.recvbuff, blockBytes);
+  }
+  const int hosts = layout.numHosts();
+  const int local = static_cast<int>(layout.ranksOn(0).size());
+  const int index = layout.localIndex(rank);
+  // Phase 1: among the ranks with my local index.
+  std::vector<std::vector<int>> units(hosts);
+  for (int h = 0; h < hosts; ++h) units[h] = {layout.ranksOn(h)[index]};
+  std::vector<int> slicePeers;
+  for (const auto& unit : units) slicePeers.push_back(unit.front());
+  SubChannel sliceChannel(channel, slicePeers);
+  ringOfUnits(sliceChannel, units, args.recvbuff, blockBytes);
+  // Phase 2: inside my host, each local index carrying the blocks of that index on every host.
+  units.assign(local, {});
+  for (int i = 0; i < local; ++i) {
+    for (int h = 0; h < hosts; ++h) units[i].push_back(layout.ranksOn(h)[i]);
+  }
+  SubChannel hostChannel(channel, layout.ranksOn(layout.hostOf(rank)));
+  ringOfUnits(hostChannel, units, args.recvbuff, blockBytes);
+}
+
+}  // namespace weft

@@ -1,0 +1,100 @@
+// surveyPlugins(): every plugin weft-info can find, loaded through the same loader as communicators use.
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include "core/info/info_report.h"
+#include "core/plugins/loader.h"
+#include "core/plugins/registry.h"
+
+namespace weft::info {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The search path without repeats (WEFT_PLUGIN_PATH may name the default folder again).
+std::vector<std::string> distinctFolders(const std::vector<std::string>& searchPath) {
+  std::vector<std::string> folders;
+  std::vector<fs::path> seen;
+  for (const std::string& dir : searchPath) {
+    std::error_code ignored;
+    fs::path canonical = fs::weakly_canonical(dir, ignored);
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) continue;
+    seen.push_back(canonical);
+    folders.push_back(dir);
+  }
+  return folders;
+}
+
+// (name, file) of every libweft-plugin-<name>.so in one folder, sorted by name.
+std::vector<std::pair<std::string, std::string>> pluginFilesIn(const std::string& dir) {
+  static const std::regex pattern("^libweft-plugin-(.+)\\.so$");
+  std::vector<std::pair<std::string, std::string>> files;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    std::smatch match;
+    std::string fileName = entry.path().filename().string();
+    if (std::regex_match(fileName, match, pattern)) files.emplace_back(match[1].str(), entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+const char* kindName(int kind) {
+  switch (kind) {
+    case weftPluginTransport:
+      return "transport";
+    case weftPluginBackend:
+      return "backend";
+    default:
+      return "";
+  }
+}
+
+PluginReport report(const LoadAttempt& attempt, const LoadedPlugin& plugin) {
+  PluginReport r;
+  r.name = attempt.name;
+  r.file = attempt.path;
+  r.loaded = attempt.loaded;
+  r.reason = attempt.reason;
+  r.abiVersion = attempt.abiVersion;
+  r.kind = kindName(attempt.kind);
+  if (!attempt.loaded) return r;
+  r.offersBackend = plugin.plugin->backend != nullptr;
+  if (plugin.plugin->kind == weftPluginTransport) {
+    r.reach = plugin.props.reach == weftReachSameHost ? "same host" : "any host";
+    r.latencyUs = plugin.props.latencyUs;
+    r.bandwidthGBps = plugin.props.bandwidthGBps;
+  }
+  // Loaded only to be described. Not dlclosed: the process ends soon, and a plugin's exit handlers or
+  // threads may still point into its code.
+  if (plugin.plugin->finalize != nullptr) plugin.plugin->finalize(plugin.context);
+  return r;
+}
+
+}  // namespace
+
+std::vector<PluginReport> surveyPlugins(const std::vector<std::string>& searchPath) {
+  std::vector<PluginReport> reports;
+  // Known names first, found as the registry finds them: the first folder holding the file wins.
+  for (const std::string& name : knownPlugins()) {
+    LoadedPlugin plugin;
+    reports.push_back(report(loadPlugin(name, searchPath, plugin), plugin));
+  }
+  // Then every other plugin file in the search path (third-party plugins, copies shadowed by an earlier one).
+  for (const std::string& dir : distinctFolders(searchPath)) {
+    for (const auto& [name, file] : pluginFilesIn(dir)) {
+      auto sameName = [&, &name = name](const PluginReport& r) { return r.name == name && !r.file.empty(); };
+      auto earlier = std::find_if(reports.begin(), reports.end(), sameName);
+      std::error_code notComparable;
+      if (earlier != reports.end() && fs::equivalent(earlier->file, file, notComparable)) continue;
+      std::string shadowedBy = earlier != reports.end() ? earlier->file : "";
+      LoadedPlugin plugin;
+      reports.push_back(report(loadPluginFile(name, file, plugin), plugin));
+      reports.back().shadowedBy = shadowedBy;
+    }
+  }
+  return reports;
+}
+
+}  // namespace weft::info

@@ -1,0 +1,146 @@
+#include "core/tuner/cost_model.h"
+
+#include <cmath>
+#include <iterator>
+
+namespace weft {
+namespace {
+
+int log2Floor(int p) {
+  int k = 0;
+  while ((2 << k) <= p) ++k;
+  return k;
+}
+int log2Ceil(int p) { return p <= 1 ? 0 : log2Floor(p - 1) + 1; }
+
+// When nothing was measured for a transport: per step and per byte, as the reference box's tcp ring.
+constexpr AlphaBeta kUnmeasured = {6.0, 0.30};
+
+// The defaults: `commperf --calibrate` on the reference box (2 cores, Debian 12, Open MPI 4.1.4 launching),
+// at 2 ranks and at 4 (oversubscribed), over each transport (perf/results/tuning/).
+struct Measurement {
+  const char* transport;
+  Collective collective;
+  Algorithm algorithm;
+  int nranks;
+  double latencyUs;
+  double nsPerByte;
+};
+using C = Collective;
+using A = Algorithm;
+constexpr Measurement kReferenceMeasurements[] = {
+#include "core/tuner/reference_measurements.inc"
+};
+
+}  // namespace
+
+CostModel::CostModel() {
+  for (const Measurement& m : kReferenceMeasurements)
+    addMeasurement(m.transport, m.collective, m.algorithm, m.nranks, m.latencyUs, m.nsPerByte);
+}
+
+void CostModel::addMeasurement(const std::string& transport, Collective c, Algorithm a, int nranks,
+                               double latencyUs, double nsPerByte) {
+  const CostFactors f = factors(c, a, nranks);
+  params_[{transport, c, a}][nranks] = {latencyUs / f.steps, nsPerByte / f.wire};
+}
+
+AlphaBeta CostModel::params(const std::string& transport, Collective c, Algorithm a, int p) const {
+  auto it = params_.find({transport, c, a});
+  if (it == params_.end() && transport != "tcp") it = params_.find({"tcp", c, a});  // an unmeasured network
+  if (it == params_.end()) return kUnmeasured;
+  const std::map<int, AlphaBeta>& byRanks = it->second;
+  auto above = byRanks.lower_bound(p);
+  if (above == byRanks.end()) return std::prev(above)->second;
+  if (above == byRanks.begin() || above->first - p <= p - std::prev(above)->first) return above->second;
+  return std::prev(above)->second;
+}
+
+CostFactors CostModel::factors(Collective c, Algorithm a, int p) {
+  const double q = p;
+  const int pof2 = 1 << log2Floor(p);
+  const double fold = p == pof2 ? 0 : 2;  // the extra steps of a rank count that is not a power of two
+  const double lg = log2Floor(p);
+  switch (a) {
+    case Algorithm::Ring:
+      if (c == Collective::AllReduce) return {2 * (q - 1), 2 * (q - 1) / q};
+      return {q - 1, q - 1};  // AllGather, ReduceScatter: n is one rank's block
+    case Algorithm::RecursiveDoubling:
+      return {lg + fold, lg + fold};
+    case Algorithm::Rabenseifner:
+      if (c == Collective::AllReduce) return {2 * lg + fold, 2.0 * (pof2 - 1) / pof2 + fold};
+      return {lg + fold, q - 1 + fold};
+    case Algorithm::Bruck:
+      return {static_cast<double>(log2Ceil(p)), q - 1};
+    case Algorithm::BinomialTree:
+      return {static_cast<double>(log2Ceil(p)), static_cast<double>(log2Ceil(p))};
+    case Algorithm::Pairwise:
+      return {q - 1, q - 1};
+    case Algorithm::Dissemination:
+      return {static_cast<double>(log2Ceil(p)), 0};
+    case Algorithm::Hierarchical:
+    case Algorithm::Count:
+      break;
+  }
+  return {q, q};
+}
+
+double CostModel::flatUs(const std::string& transport, Collective c, Algorithm a, size_t bytes, int p) const {
+  if (p <= 1) return 0;
+  const CostFactors f = factors(c, a, p);
+  const AlphaBeta ab = params(transport, c, a, p);
+  return f.steps * ab.alphaUs + f.wire * static_cast<double>(bytes) * ab.betaNsPerByte * 1e-3;
+}
+
+// The phases of core/algorithms/hierarchical_*.cpp, each priced on its own transport.
+double CostModel::hierarchicalUs(Collective c, size_t bytes, const TuneShape& s) const {
+  const int hosts = s.numHosts;
+  const int local = s.ranksPerHost;
+  const std::string& intra = s.intraTransport.empty() ? s.interTransport : s.intraTransport;
+  const std::string& inter = s.interTransport;
+  switch (c) {
+    case Collective::AllReduce: {
+      const size_t slice = bytes / static_cast<size_t>(local);
+      const Algorithm between = cheapestFlat(inter, Collective::AllReduce, slice, hosts);
+      return flatUs(intra, Collective::ReduceScatter, Algorithm::Ring, slice, local) +
+             flatUs(inter, Collective::AllReduce, between, slice, hosts) +
+             flatUs(intra, Collective::AllGather, Algorithm::Ring, slice, local);
+    }
+    case Collective::AllGather:
+      return flatUs(inter, Collective::AllGather, Algorithm::Ring, bytes, hosts) +
+             flatUs(intra, Collective::AllGather, Algorithm::Ring, bytes * static_cast<size_t>(hosts), local);
+    case Collective::Broadcast:
+      return flatUs(inter, Collective::Broadcast, Algorithm::BinomialTree, bytes, hosts) +
+             flatUs(intra, Collective::Broadcast, Algorithm::BinomialTree, bytes, local);
+    default:
+      return 0;
+  }
+}
+
+Algorithm CostModel::cheapestFlat(const std::string& transport, Collective c, size_t bytes, int p) const {
+  Algorithm best = Algorithm::Count;
+  double bestUs = 0;
+  for (int i = 0; i < static_cast<int>(Algorithm::Count); ++i) {
+    const auto a = static_cast<Algorithm>(i);
+    if (a == Algorithm::Hierarchical || !supports(c, a)) continue;
+    const double us = flatUs(transport, c, a, bytes, p);
+    if (best == Algorithm::Count || us < bestUs) {
+      best = a;
+      bestUs = us;
+    }
+  }
+  return best;
+}
+
+std::optional<double> CostModel::predictUs(Collective c, Algorithm a, size_t bytes, const TuneShape& s) const {
+  if (!supports(c, a)) return std::nullopt;
+  if (a == Algorithm::Hierarchical) {
+    if (s.numHosts <= 1 || s.ranksPerHost <= 1 || s.interTransport.empty()) return std::nullopt;
+    return hierarchicalUs(c, bytes, s);
+  }
+  // A flat algorithm between hosts goes at the pace of its slowest links.
+  const std::string& transport = s.numHosts > 1 ? s.interTransport : s.intraTransport;
+  return flatUs(transport, c, a, bytes, s.nranks);
+}
+
+}  // namespace weft

@@ -1,0 +1,38 @@
+// WEFT_TUNING_FILE: the JSON file `commperf --calibrate FILE` writes (docs/tuning.md):
+//   {"weft_tuning_version": 1, "nranks": 4, "transport": "tcp",
+//    "entries": [{"transport": "tcp", "collective": "allreduce", "algorithm": "ring", "nranks": 4,
+//                 "latency_us": 67.2, "ns_per_byte": 0.65}, ...],
+//    "settings": {"WEFT_SHM_REDUCE_ALL_BYTES": "16384"}}
+// An entry is a measurement: time = latency_us + n * ns_per_byte at nranks (n: one rank's contribution); it
+// replaces the model's default measurement of that (transport, collective, algorithm) at that rank count
+// (CostModel::addMeasurement).
+// Settings are WEFT_* values below the environment and above the defaults (weft-info shows them as
+// "tuning file").
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/tuner/cost_model.h"
+
+namespace weft {
+
+struct TuningEntry {
+  std::string transport;
+  Collective collective;
+  Algorithm algorithm;
+  int nranks;
+  double latencyUs;
+  double nsPerByte;
+};
+
+struct TuningFile {
+  std::vector<TuningEntry> entries;
+  std::map<std::string, std::string> settings;
+};
+
+// Throws weftInvalidArgument naming the file and what is wrong in it.
+TuningFile readTuningFile(const std::string& path);
+
+}  // namespace weft

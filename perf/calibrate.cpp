@@ -1,0 +1,148 @@
+#include "calibrate.h"
+
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+#include "colls.h"
+
+namespace commperf {
+namespace {
+
+// Per-rank contribution sizes measured: latency-bound to bandwidth-bound.
+constexpr size_t kCalibrationSizes[] = {8, 1 << 10, 64 << 10, 1 << 20, 4 << 20};
+
+struct Candidate {
+  const char* collective;  // commperf's and WEFT_ALGO's name
+  const char* algorithm;
+};
+// Every flat algorithm Weft has (WEFT_ALGO names; hierarchical ones are priced from these).
+constexpr Candidate kCandidates[] = {
+    {"allreduce", "ring"},     {"allreduce", "recursive_doubling"}, {"allreduce", "rabenseifner"},
+    {"reducescatter", "ring"}, {"reducescatter", "rabenseifner"},   {"allgather", "ring"},
+    {"allgather", "bruck"},    {"broadcast", "binomial_tree"},      {"reduce", "binomial_tree"},
+    {"alltoall", "pairwise"},
+};
+
+struct Fit {
+  double latencyUs = 0;
+  double nsPerByte = 0;
+};
+
+// The latency is the smallest size's time; the per-byte cost is the slope between the two largest sizes.
+// A least-squares line over every size fits neither end: small messages are latency, large ones bandwidth,
+// and the middle is where the model only has to rank the algorithms, not price them exactly.
+Fit fitLine(const std::vector<double>& n, const std::vector<double>& us) {
+  const size_t last = n.size() - 1;
+  Fit fit;
+  fit.latencyUs = us.front();
+  fit.nsPerByte = std::max(0.0, (us[last] - us[last - 1]) / (n[last] - n[last - 1]) * 1000.0);
+  return fit;
+}
+
+std::string transportName(const Options& options) {
+  if (!options.calibrateTransport.empty()) return options.calibrateTransport;
+  const char* plugins = std::getenv("WEFT_PLUGINS");
+  const std::string named = plugins != nullptr ? plugins : "";
+  if (!named.empty() && named.find_first_of(",^") == std::string::npos) return named;
+  return "shm";
+}
+
+// A communicator that runs `candidate` for its collective: WEFT_ALGO is read when a communicator is made.
+weftComm_t forcedComm(weftComm_t world, int rank, const Candidate& candidate) {
+  const char* saved = std::getenv("WEFT_ALGO");
+  const std::string previous = saved != nullptr ? saved : "";
+  std::string algo = candidate.collective;  // appended, not added: GCC 12 -O3 warns (-Wrestrict) on a + b + c
+  algo += ':';
+  algo += candidate.algorithm;
+  setenv("WEFT_ALGO", algo.c_str(), 1);
+  weftComm_t comm = nullptr;
+  weftCheck(weftCommSplit(world, 0, rank, &comm), "weftCommSplit (calibration)", rank);
+  if (saved != nullptr) {
+    setenv("WEFT_ALGO", previous.c_str(), 1);
+  } else {
+    unsetenv("WEFT_ALGO");
+  }
+  return comm;
+}
+
+}  // namespace
+
+bool calibrate(weftComm_t world, int rank, int nranks, const Options& options) {
+  const std::string transport = transportName(options);
+  std::vector<std::string> entries;
+  if (rank == 0) {
+    std::printf("# calibration: %d ranks, transport %s; fit time = latency + n * ns_per_byte, n per rank\n",
+                nranks, transport.c_str());
+    std::printf("# %-14s %-19s %12s %12s %s\n", "collective", "algorithm", "latency_us", "ns_per_byte",
+                "medians (us) at 8B 1K 64K 1M 4M");
+  }
+  for (const Candidate& candidate : kCandidates) {
+    weftComm_t comm = forcedComm(world, rank, candidate);
+    const CollDesc& desc = *findColl(candidate.collective);
+    std::vector<double> n, us;
+    {
+      size_t capacity = 0;
+      for (size_t bytes : kCalibrationSizes)
+        capacity = std::max(capacity, bytes * (desc.algScalesWithRanks ? nranks : 1));
+      Peers none;
+      Options unchecked = options;
+      unchecked.check = false;
+      Bench bench(comm, rank, nranks, unchecked, capacity, none);
+      for (size_t bytes : kCalibrationSizes) {
+        const size_t size = desc.algScalesWithRanks ? bytes * static_cast<size_t>(nranks) : bytes;
+        Row row =
+            bench.run(desc, size, weftFloat32, desc.hasOp ? std::optional<weftRedOp_t>(weftSum) : std::nullopt);
+        n.push_back(
+            static_cast<double>(desc.algScalesWithRanks ? row.size / static_cast<size_t>(nranks) : row.size));
+        us.push_back(row.outOfPlace.timeUs);
+      }
+    }
+    weftCheck(weftCommDestroy(comm), "weftCommDestroy (calibration)", rank);
+    const Fit fit = fitLine(n, us);
+    if (rank != 0) continue;
+    std::string medians;
+    for (double t : us) {
+      medians += ' ';
+      medians += std::to_string(std::lround(t));
+    }
+    std::printf("  %-14s %-19s %12.2f %12.4f%s\n", candidate.collective, candidate.algorithm, fit.latencyUs,
+                fit.nsPerByte, medians.c_str());
+    char entry[512];
+    std::snprintf(entry, sizeof entry,
+                  "    {\"transport\": \"%s\", \"collective\": \"%s\", \"algorithm\": \"%s\", \"nranks\": %d, "
+                  "\"latency_us\": %.4f, \"ns_per_byte\": %.6f}",
+                  transport.c_str(), candidate.collective, candidate.algorithm, nranks, fit.latencyUs,
+                  fit.nsPerByte);
+    entries.emplace_back(entry);
+  }
+  int ok = 1;
+  if (rank == 0) {
+    std::FILE* f = std::fopen(options.calibratePath.c_str(), "w");
+    if (f != nullptr) {
+      std::fprintf(
+          f, "{\n  \"weft_tuning_version\": 1,\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n  \"entries\": [\n",
+          nranks, transport.c_str());
+      for (size_t i = 0; i < entries.size(); ++i)
+        std::fprintf(f, "%s%s\n", entries[i].c_str(), i + 1 < entries.size() ? "," : "");
+      std::fprintf(f, "  ]\n}\n");
+      ok = std::fclose(f) == 0 ? 1 : 0;
+    } else {
+      ok = 0;
+    }
+    if (ok == 0)
+      std::perror(("commperf: cannot write " + options.calibratePath).c_str());
+    else
+      std::printf("# wrote %s (load it with WEFT_TUNING_FILE=%s)\n", options.calibratePath.c_str(),
+                  options.calibratePath.c_str());
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return ok == 1;
+}
+
+}  // namespace commperf

@@ -1,0 +1,15 @@
+// Binding Weft's long-lived threads (stream workers) near the cores of their rank. A launcher that binds each
+// rank (mpirun --bind-to core/socket/numa, taskset) means "run here"; a progress thread pinned to the same
+// core would fight the rank for it, while one left anywhere would touch the rank's memory from another NUMA
+// node. The middle way: the NUMA node(s) holding the rank's CPUs.
+#pragma once
+
+namespace weft::topology {
+
+// Called at the start of a long-lived thread. When the process is bound to fewer CPUs than it may use,
+// binds the calling thread to every CPU of the NUMA node(s) that hold the process's bound CPUs; when the
+// process is unbound (mpirun --bind-to none) the thread keeps the mask it inherited. Never fails: problems
+// are logged at debug level and the thread runs unbound. `threadName` is for the log.
+void bindThisThreadNearProcess(const char* threadName);
+
+}  // namespace weft::topology

@@ -1,0 +1,53 @@
+#include "topology/host_layout.h"
+
+#include <map>
+
+namespace weft {
+
+HostLayout HostLayout::fromHostIds(std::span<const std::string> hostIds) {
+  std::map<std::string, int> numbers;
+  std::vector<int> hostOf;
+  hostOf.reserve(hostIds.size());
+  for (const std::string& id : hostIds) {
+    auto [it, fresh] = numbers.emplace(id, static_cast<int>(numbers.size()));
+    hostOf.push_back(it->second);
+  }
+  return fromHostOf(hostOf);
+}
+
+HostLayout HostLayout::fromHostOf(std::span<const int> hostOfRank) {
+  HostLayout layout;
+  std::map<int, int> numbers;  // the caller's host number -> ours, by lowest rank
+  for (int host : hostOfRank) {
+    auto [it, fresh] = numbers.emplace(host, static_cast<int>(layout.ranksOn_.size()));
+    if (fresh) layout.ranksOn_.emplace_back();
+    const int rank = static_cast<int>(layout.hostOf_.size());
+    layout.hostOf_.push_back(it->second);
+    layout.localIndex_.push_back(static_cast<int>(layout.ranksOn_[it->second].size()));
+    layout.ranksOn_[it->second].push_back(rank);
+  }
+  return layout;
+}
+
+bool HostLayout::uniform() const {
+  for (const std::vector<int>& ranks : ranksOn_) {
+    if (ranks.size() != ranksOn_.front().size()) return false;
+  }
+  return true;
+}
+
+bool HostLayout::contiguous() const {
+  for (const std::vector<int>& ranks : ranksOn_) {
+    if (ranks.back() - ranks.front() + 1 != static_cast<int>(ranks.size())) return false;
+  }
+  return true;
+}
+
+std::vector<int> HostLayout::hostOrder() const {
+  std::vector<int> order;
+  order.reserve(hostOf_.size());
+  for (const std::vector<int>& ranks : ranksOn_) order.insert(order.end(), ranks.begin(), ranks.end());
+  return order;
+}
+
+}  // namespace weft

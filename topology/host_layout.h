@@ -1,0 +1,38 @@
+// Which ranks share a host: the rank-to-host map every rank builds from the host identities exchanged at
+// bootstrap (topology/host.h). Hierarchical algorithms and the tuner read it.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace weft {
+
+class HostLayout {
+ public:
+  HostLayout() = default;
+  // Hosts are numbered in order of their lowest rank, so every rank numbers them alike.
+  static HostLayout fromHostIds(std::span<const std::string> hostIds);
+  static HostLayout fromHostOf(std::span<const int> hostOfRank);
+
+  int numRanks() const { return static_cast<int>(hostOf_.size()); }
+  int numHosts() const { return static_cast<int>(ranksOn_.size()); }
+  int hostOf(int rank) const { return hostOf_[rank]; }
+  // The ranks of a host, ascending.
+  const std::vector<int>& ranksOn(int host) const { return ranksOn_[host]; }
+  // A rank's position among its host's ranks.
+  int localIndex(int rank) const { return localIndex_[rank]; }
+  // Every host has the same number of ranks.
+  bool uniform() const;
+  // Each host's ranks are consecutive (then a ring in rank order crosses hosts numHosts times).
+  bool contiguous() const;
+  // All ranks, host by host: a ring in this order crosses between hosts only numHosts times.
+  std::vector<int> hostOrder() const;
+
+ private:
+  std::vector<int> hostOf_;
+  std::vector<int> localIndex_;
+  std::vector<std::vector<int>> ranksOn_;
+};
+
+}  // namespace weft
