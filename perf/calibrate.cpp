@@ -2,7 +2,6 @@
 
 #include <mpi.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,7 +14,7 @@ namespace commperf {
 namespace {
 
 // Per-rank contribution sizes measured: latency-bound to bandwidth-bound.
-constexpr size_t kCalibrationSizes[] = {8, 1 << 10, 64 << 10, 1 << 20, 4 << 20};
+constexpr size_t kCalibrationSizes[] = {8, 1 << 10, 8 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
 
 struct Candidate {
   const char* collective;  // commperf's and WEFT_ALGO's name
@@ -29,20 +28,16 @@ constexpr Candidate kCandidates[] = {
     {"alltoall", "pairwise"},
 };
 
-struct Fit {
-  double latencyUs = 0;
-  double nsPerByte = 0;
-};
-
-// The latency is the smallest size's time; the per-byte cost is the slope between the two largest sizes.
-// A least-squares line over every size fits neither end: small messages are latency, large ones bandwidth,
-// and the middle is where the model only has to rank the algorithms, not price them exactly.
-Fit fitLine(const std::vector<double>& n, const std::vector<double>& us) {
-  const size_t last = n.size() - 1;
-  Fit fit;
-  fit.latencyUs = us.front();
-  fit.nsPerByte = std::max(0.0, (us[last] - us[last - 1]) / (n[last] - n[last - 1]) * 1000.0);
-  return fit;
+// "a, b, c" of numbers, for the file and the table.
+std::string joined(const std::vector<double>& values, const char* format) {
+  std::string text;
+  for (double v : values) {
+    char number[32];
+    std::snprintf(number, sizeof number, format, v);
+    if (!text.empty()) text += ", ";
+    text += number;
+  }
+  return text;
 }
 
 std::string transportName(const Options& options) {
@@ -77,10 +72,9 @@ bool calibrate(weftComm_t world, int rank, int nranks, const Options& options) {
   const std::string transport = transportName(options);
   std::vector<std::string> entries;
   if (rank == 0) {
-    std::printf("# calibration: %d ranks, transport %s; fit time = latency + n * ns_per_byte, n per rank\n",
+    std::printf("# calibration: %d ranks, transport %s; median us per call at n = 8, 1K, 8K, 64K, 256K, 1M, 4M "
+                "bytes per rank\n",
                 nranks, transport.c_str());
-    std::printf("# %-14s %-19s %12s %12s %s\n", "collective", "algorithm", "latency_us", "ns_per_byte",
-                "medians (us) at 8B 1K 64K 1M 4M");
   }
   for (const Candidate& candidate : kCandidates) {
     weftComm_t comm = forcedComm(world, rank, candidate);
@@ -104,21 +98,15 @@ bool calibrate(weftComm_t world, int rank, int nranks, const Options& options) {
       }
     }
     weftCheck(weftCommDestroy(comm), "weftCommDestroy (calibration)", rank);
-    const Fit fit = fitLine(n, us);
     if (rank != 0) continue;
-    std::string medians;
-    for (double t : us) {
-      medians += ' ';
-      medians += std::to_string(std::lround(t));
-    }
-    std::printf("  %-14s %-19s %12.2f %12.4f%s\n", candidate.collective, candidate.algorithm, fit.latencyUs,
-                fit.nsPerByte, medians.c_str());
-    char entry[512];
-    std::snprintf(entry, sizeof entry,
-                  "    {\"transport\": \"%s\", \"collective\": \"%s\", \"algorithm\": \"%s\", \"nranks\": %d, "
-                  "\"latency_us\": %.4f, \"ns_per_byte\": %.6f}",
-                  transport.c_str(), candidate.collective, candidate.algorithm, nranks, fit.latencyUs,
-                  fit.nsPerByte);
+    const std::string times = joined(us, "%.2f");
+    std::printf("  %-14s %-19s %s\n", candidate.collective, candidate.algorithm, times.c_str());
+    std::string entry = "    {\"transport\": \"" + transport + "\", \"collective\": \"";
+    entry += candidate.collective;
+    entry += "\", \"algorithm\": \"";
+    entry += candidate.algorithm;
+    entry += "\", \"nranks\": " + std::to_string(nranks) + ",\n     \"bytes\": [" + joined(n, "%.0f") +
+             "],\n     \"times_us\": [" + times + "]}";
     entries.emplace_back(entry);
   }
   int ok = 1;

@@ -1,5 +1,6 @@
 #include "core/tuner/cost_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -17,14 +18,16 @@ int log2Ceil(int p) { return p <= 1 ? 0 : log2Floor(p - 1) + 1; }
 constexpr AlphaBeta kUnmeasured = {6.0, 0.30};
 
 // The defaults: `commperf --calibrate` on the reference box (2 cores, Debian 12, Open MPI 4.1.4 launching),
-// at 2 ranks and at 4 (oversubscribed), over each transport (perf/results/tuning/).
+// at 2, 3 and 4 ranks (3 and 4 oversubscribed) over each transport (perf/results/tuning/).
+constexpr size_t kMaxPoints = 8;
 struct Measurement {
   const char* transport;
   Collective collective;
   Algorithm algorithm;
   int nranks;
-  double latencyUs;
-  double nsPerByte;
+  size_t points;
+  double bytes[kMaxPoints];
+  double timesUs[kMaxPoints];
 };
 using C = Collective;
 using A = Algorithm;
@@ -35,25 +38,38 @@ constexpr Measurement kReferenceMeasurements[] = {
 }  // namespace
 
 CostModel::CostModel() {
-  for (const Measurement& m : kReferenceMeasurements)
-    addMeasurement(m.transport, m.collective, m.algorithm, m.nranks, m.latencyUs, m.nsPerByte);
+  for (const Measurement& m : kReferenceMeasurements) {
+    addMeasurement(m.transport, m.collective, m.algorithm, m.nranks, {m.bytes, m.points}, {m.timesUs, m.points});
+  }
 }
 
 void CostModel::addMeasurement(const std::string& transport, Collective c, Algorithm a, int nranks,
-                               double latencyUs, double nsPerByte) {
+                               std::span<const double> bytes, std::span<const double> timesUs) {
   const CostFactors f = factors(c, a, nranks);
-  params_[{transport, c, a}][nranks] = {latencyUs / f.steps, nsPerByte / f.wire};
+  Bands bands;
+  for (size_t i = 0; i + 1 < bytes.size() && i + 1 < timesUs.size(); ++i) {
+    const double slope = std::max(0.0, (timesUs[i + 1] - timesUs[i]) / (bytes[i + 1] - bytes[i]));  // us/B
+    const double latency = std::max(0.0, timesUs[i] - slope * bytes[i]);
+    bands.starts.push_back(bytes[i]);
+    bands.params.push_back({latency / f.steps, f.wire > 0 ? slope * 1e3 / f.wire : 0});
+  }
+  if (!bands.params.empty()) params_[{transport, c, a}][nranks] = std::move(bands);
 }
 
-AlphaBeta CostModel::params(const std::string& transport, Collective c, Algorithm a, int p) const {
+AlphaBeta CostModel::params(const std::string& transport, Collective c, Algorithm a, int p, size_t bytes) const {
   auto it = params_.find({transport, c, a});
   if (it == params_.end() && transport != "tcp") it = params_.find({"tcp", c, a});  // an unmeasured network
   if (it == params_.end()) return kUnmeasured;
-  const std::map<int, AlphaBeta>& byRanks = it->second;
-  auto above = byRanks.lower_bound(p);
-  if (above == byRanks.end()) return std::prev(above)->second;
-  if (above == byRanks.begin() || above->first - p <= p - std::prev(above)->first) return above->second;
-  return std::prev(above)->second;
+  const std::map<int, Bands>& byRanks = it->second;
+  auto nearest = byRanks.lower_bound(p);
+  if (nearest == byRanks.end() ||
+      (nearest != byRanks.begin() && p - std::prev(nearest)->first < nearest->first - p)) {
+    nearest = std::prev(nearest);
+  }
+  const Bands& bands = nearest->second;
+  const auto band = std::upper_bound(bands.starts.begin(), bands.starts.end(), static_cast<double>(bytes));
+  const size_t i = band == bands.starts.begin() ? 0 : static_cast<size_t>(band - bands.starts.begin()) - 1;
+  return bands.params[i];
 }
 
 CostFactors CostModel::factors(Collective c, Algorithm a, int p) {
@@ -88,7 +104,7 @@ CostFactors CostModel::factors(Collective c, Algorithm a, int p) {
 double CostModel::flatUs(const std::string& transport, Collective c, Algorithm a, size_t bytes, int p) const {
   if (p <= 1) return 0;
   const CostFactors f = factors(c, a, p);
-  const AlphaBeta ab = params(transport, c, a, p);
+  const AlphaBeta ab = params(transport, c, a, p, bytes);
   return f.steps * ab.alphaUs + f.wire * static_cast<double>(bytes) * ab.betaNsPerByte * 1e-3;
 }
 

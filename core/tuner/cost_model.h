@@ -3,11 +3,14 @@
 // (factors() below), and alpha (per step) and beta (per byte moved, reduction included) are parameters per
 // (transport, collective, algorithm).
 //
-// The parameters come from measurements: `commperf --calibrate` times each algorithm at some rank count
-// and fits time = latency + n * ns_per_byte; dividing by the factors at that count gives alpha and beta.
-// A (transport, collective, algorithm) may hold measurements at several rank counts; a prediction at p
-// ranks uses the one measured nearest p (oversubscribed runs, for instance, differ from the others in more
-// than the formula says). The defaults are such measurements, made on the reference box (cost_model.cpp);
+// The parameters come from measurements: `commperf --calibrate` times each algorithm at some rank count and
+// a few sizes; between two measured sizes the time is the straight line through them, time = latency +
+// n * slope, and dividing latency and slope by the factors at that count gives that size band's alpha and
+// beta (one pair per band: per-byte costs change as messages leave the caches, per-step costs as
+// protocols change, and a single line through 8 B and 4 MiB misjudges the middle). Beyond the largest
+// size the last band goes on. A (transport, collective, algorithm) may hold measurements at several rank
+// counts; a prediction at p ranks uses the one measured nearest p (oversubscribed runs, for instance,
+// differ from the others in more than the formula says). The defaults are such measurements, made on the reference box (cost_model.cpp);
 // WEFT_TUNING_FILE's replace them at the rank counts it measured. Hierarchical algorithms add up their
 // phases, each priced on the transport it runs over (between the ranks of one host, or between hosts).
 #pragma once
@@ -15,8 +18,10 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/tuner/algorithm_names.h"
 
@@ -47,12 +52,13 @@ class CostModel {
   // The defaults (see cost_model.cpp for where they come from).
   CostModel();
 
-  // A measurement at `nranks` (>= 2): time = latencyUs + n * nsPerByte / 1000 microseconds.
-  void addMeasurement(const std::string& transport, Collective c, Algorithm a, int nranks, double latencyUs,
-                      double nsPerByte);
-  // The parameters for p ranks: from the measurement nearest p (ties: the larger count), else the
-  // transport's base values.
-  AlphaBeta params(const std::string& transport, Collective c, Algorithm a, int p) const;
+  // A measurement at `nranks` (>= 2): `timesUs[i]` microseconds for `bytes[i]` per rank, bytes ascending
+  // (at least two sizes).
+  void addMeasurement(const std::string& transport, Collective c, Algorithm a, int nranks,
+                      std::span<const double> bytes, std::span<const double> timesUs);
+  // The parameters for p ranks and n bytes: the band of n in the measurement nearest p (ties: the larger
+  // count); an unmeasured transport is priced as tcp.
+  AlphaBeta params(const std::string& transport, Collective c, Algorithm a, int p, size_t bytes) const;
 
   // Factors of a flat (non-hierarchical) algorithm at p ranks.
   static CostFactors factors(Collective c, Algorithm a, int p);
@@ -69,7 +75,12 @@ class CostModel {
   double flatUs(const std::string& transport, Collective c, Algorithm a, size_t bytes, int p) const;
   double hierarchicalUs(Collective c, size_t bytes, const TuneShape& shape) const;
 
-  std::map<std::tuple<std::string, Collective, Algorithm>, std::map<int, AlphaBeta>> params_;  // by nranks
+  // Size bands of one measurement: band i holds sizes from starts[i] on (the first also below).
+  struct Bands {
+    std::vector<double> starts;
+    std::vector<AlphaBeta> params;
+  };
+  std::map<std::tuple<std::string, Collective, Algorithm>, std::map<int, Bands>> params_;  // by nranks
 };
 
 }  // namespace weft

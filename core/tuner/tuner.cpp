@@ -33,7 +33,7 @@ std::shared_ptr<const CostModel> modelFromFile(const std::string& path) {
   const TuningFile file = readTuningFile(path);
   auto model = std::make_shared<CostModel>();
   for (const TuningEntry& e : file.entries)
-    model->addMeasurement(e.transport, e.collective, e.algorithm, e.nranks, e.latencyUs, e.nsPerByte);
+    model->addMeasurement(e.transport, e.collective, e.algorithm, e.nranks, e.bytes, e.timesUs);
   for (const auto& [name, value] : file.settings) config::setFromTuningFile(name.c_str(), value);
   log::info("tuning file {}: {} cost entries, {} settings", path, file.entries.size(), file.settings.size());
   return loaded[path] = model;

@@ -22,18 +22,27 @@ TuningEntry entryOf(const Json& e, const std::string& path) {
   if (!c || !a || !supports(*c, *a) || *a == Algorithm::Hierarchical) {
     fail(weftInvalidArgument, "tuning file {}: '{}' is not a flat algorithm of '{}'", path, algorithm, collective);
   }
-  const int nranks = e.at("nranks").get<int>();
-  const double latencyUs = e.at("latency_us").get<double>();
-  const double nsPerByte = e.at("ns_per_byte").get<double>();
-  if (!std::isfinite(latencyUs) || !std::isfinite(nsPerByte) || latencyUs < 0 || nsPerByte < 0) {
-    fail(weftInvalidArgument, "tuning file {}: {} {} has a negative or non-finite parameter", path, collective,
+  TuningEntry entry{e.at("transport").get<std::string>(), *c, *a, e.at("nranks").get<int>(),
+                    e.at("bytes").get<std::vector<double>>(), e.at("times_us").get<std::vector<double>>()};
+  if (entry.nranks < 2 || entry.nranks > 1 << 24) {
+    fail(weftInvalidArgument, "tuning file {}: {} {} measured at nranks {}: at least 2 are needed", path,
+         collective, algorithm, entry.nranks);
+  }
+  if (entry.bytes.size() < 2 || entry.bytes.size() != entry.timesUs.size() || entry.bytes.size() > 64) {
+    fail(weftInvalidArgument, "tuning file {}: {} {} needs 2 to 64 sizes, each with a time", path, collective,
          algorithm);
   }
-  if (nranks < 2 || nranks > 1 << 24) {
-    fail(weftInvalidArgument, "tuning file {}: {} {} measured at nranks {}: at least 2 are needed", path,
-         collective, algorithm, nranks);
+  for (size_t i = 0; i < entry.bytes.size(); ++i) {
+    const bool ascending = i == 0 || entry.bytes[i] > entry.bytes[i - 1];
+    if (!std::isfinite(entry.bytes[i]) || !std::isfinite(entry.timesUs[i]) || entry.bytes[i] < 0 ||
+        entry.timesUs[i] < 0 || !ascending) {
+      fail(weftInvalidArgument,
+           "tuning file {}: {} {}: sizes must ascend and times be finite; a negative or non-finite number, or "
+           "a size out of order, at position {}",
+           path, collective, algorithm, i);
+    }
   }
-  return {e.at("transport").get<std::string>(), *c, *a, nranks, latencyUs, nsPerByte};
+  return entry;
 }
 
 bool isSetting(const std::string& name) {

@@ -1,11 +1,11 @@
 // WEFT_TUNING_FILE: the JSON file `commperf --calibrate FILE` writes (docs/tuning.md):
 //   {"weft_tuning_version": 1, "nranks": 4, "transport": "tcp",
 //    "entries": [{"transport": "tcp", "collective": "allreduce", "algorithm": "ring", "nranks": 4,
-//                 "latency_us": 67.2, "ns_per_byte": 0.65}, ...],
+//                 "bytes": [8, 1024, 65536, 4194304], "times_us": [67, 70, 160, 7040]}, ...],
 //    "settings": {"WEFT_SHM_REDUCE_ALL_BYTES": "16384"}}
-// An entry is a measurement: time = latency_us + n * ns_per_byte at nranks (n: one rank's contribution); it
-// replaces the model's default measurement of that (transport, collective, algorithm) at that rank count
-// (CostModel::addMeasurement).
+// An entry is a measurement: the median time at each size (n: one rank's contribution, ascending, at least
+// two) at nranks; it replaces the model's default measurement of that (transport, collective, algorithm)
+// at that rank count (CostModel::addMeasurement).
 // Settings are WEFT_* values below the environment and above the defaults (weft-info shows them as
 // "tuning file").
 #pragma once
@@ -23,8 +23,8 @@ struct TuningEntry {
   Collective collective;
   Algorithm algorithm;
   int nranks;
-  double latencyUs;
-  double nsPerByte;
+  std::vector<double> bytes;
+  std::vector<double> timesUs;
 };
 
 struct TuningFile {

@@ -19,8 +19,10 @@ def main(paths):
         with open(path) as f:
             tuning = json.load(f)
         for e in tuning["entries"]:
+            sizes = ", ".join(f"{b:.0f}" for b in e["bytes"])
+            times = ", ".join(f"{t:.2f}" for t in e["times_us"])
             print(f'    {{"{e["transport"]}", C::{COLLECTIVES[e["collective"]]}, A::{ALGORITHMS[e["algorithm"]]}, '
-                  f'{e["nranks"]}, {e["latency_us"]:.2f}, {e["ns_per_byte"]:.4f}}},')
+                  f'{e["nranks"]}, {len(e["bytes"])}, {{{sizes}}}, {{{times}}}}},')
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/common/config.h"
 #include "core/common/error.h"
@@ -107,20 +108,27 @@ TEST(Tuner, ModelPicksItsCheapestAlgorithm) {
 // The model's arithmetic for one case worked by hand: a 4-rank ring AllReduce of 1 MB.
 TEST(CostModel, RingAsDocumented) {
   CostModel model;
-  // Measured at 4 ranks: 6 steps, 1.5 n per rank -> alpha 10 us, beta 0.5 ns/B.
-  model.addMeasurement("tcp", Collective::AllReduce, Algorithm::Ring, 4, 60, 0.75);
-  const AlphaBeta ab = model.params("tcp", Collective::AllReduce, Algorithm::Ring, 4);
-  EXPECT_DOUBLE_EQ(ab.alphaUs, 10);
-  EXPECT_DOUBLE_EQ(ab.betaNsPerByte, 0.5);
-  const double us = model.predictUs(Collective::AllReduce, Algorithm::Ring, 1000000, oneHost(4, "tcp")).value();
-  EXPECT_DOUBLE_EQ(us, 6 * 10.0 + 1.5 * 1000000 * 0.5e-3);
+  // Measured at 4 ranks (6 steps, 1.5 n per rank): 60 us at 0 B, 810 us at 1 MB, 3310 us at 3 MB.
+  // Band [0, 1 MB): latency 60 us, slope 0.75 ns/B -> alpha 10 us, beta 0.5 ns/B.
+  const double bytes[] = {0, 1e6, 3e6};
+  const double times[] = {60, 810, 3310};
+  model.addMeasurement("tcp", Collective::AllReduce, Algorithm::Ring, 4, bytes, times);
+  const AlphaBeta small = model.params("tcp", Collective::AllReduce, Algorithm::Ring, 4, 1000);
+  EXPECT_DOUBLE_EQ(small.alphaUs, 10);
+  EXPECT_DOUBLE_EQ(small.betaNsPerByte, 0.5);
+  // Band from 1 MB on: slope 1.25 ns/B, latency 810 - 1250 < 0, so 0.
+  const AlphaBeta large = model.params("tcp", Collective::AllReduce, Algorithm::Ring, 4, 5000000);
+  EXPECT_DOUBLE_EQ(large.alphaUs, 0);
+  EXPECT_NEAR(large.betaNsPerByte, 1.25 / 1.5, 1e-12);
+  const double us = model.predictUs(Collective::AllReduce, Algorithm::Ring, 500000, oneHost(4, "tcp")).value();
+  EXPECT_DOUBLE_EQ(us, 6 * 10.0 + 1.5 * 500000 * 0.5e-3);
   // At 8 ranks the formula extrapolates from the nearest measurement: 14 steps, 1.75 n.
-  model.addMeasurement("tcp", Collective::AllReduce, Algorithm::Ring, 2, 2, 2);  // far from 8: not used
-  const double at8 = model.predictUs(Collective::AllReduce, Algorithm::Ring, 1000000, oneHost(8, "tcp")).value();
-  EXPECT_DOUBLE_EQ(at8, 14 * 10.0 + 1.75 * 1000000 * 0.5e-3);
+  const double far[] = {1, 2};
+  model.addMeasurement("tcp", Collective::AllReduce, Algorithm::Ring, 2, far, far);  // far from 8: not used
+  const double at8 = model.predictUs(Collective::AllReduce, Algorithm::Ring, 500000, oneHost(8, "tcp")).value();
+  EXPECT_DOUBLE_EQ(at8, 14 * 10.0 + 1.75 * 500000 * 0.5e-3);
   // An unknown network is priced as tcp.
-  EXPECT_DOUBLE_EQ(model.predictUs(Collective::AllReduce, Algorithm::Ring, 1000000, oneHost(4, "verbs")).value(),
-                   us);
+  EXPECT_DOUBLE_EQ(model.predictUs(Collective::AllReduce, Algorithm::Ring, 500000, oneHost(4, "verbs")).value(), us);
 }
 
 class TempFile {
@@ -142,7 +150,7 @@ class TempFile {
 TEST(TuningFile, ReadsEntriesAndSettings) {
   TempFile file(R"({"weft_tuning_version": 1, "nranks": 4, "entries": [
       {"transport": "tcp", "collective": "allreduce", "algorithm": "ring", "nranks": 4,
-       "latency_us": 9, "ns_per_byte": 0.375}],
+       "bytes": [8, 1048576], "times_us": [9.5, 400]}],
       "settings": {"WEFT_SHM_REDUCE_ALL_BYTES": "8192", "WEFT_TIMEOUT": 30}})");
   const TuningFile read = readTuningFile(file.path());
   ASSERT_EQ(read.entries.size(), 1u);
@@ -150,8 +158,8 @@ TEST(TuningFile, ReadsEntriesAndSettings) {
   EXPECT_EQ(read.entries[0].collective, Collective::AllReduce);
   EXPECT_EQ(read.entries[0].algorithm, Algorithm::Ring);
   EXPECT_EQ(read.entries[0].nranks, 4);
-  EXPECT_DOUBLE_EQ(read.entries[0].latencyUs, 9);
-  EXPECT_DOUBLE_EQ(read.entries[0].nsPerByte, 0.375);
+  EXPECT_EQ(read.entries[0].bytes, (std::vector<double>{8, 1048576}));
+  EXPECT_EQ(read.entries[0].timesUs, (std::vector<double>{9.5, 400}));
   EXPECT_EQ(read.settings.at("WEFT_SHM_REDUCE_ALL_BYTES"), "8192");
   EXPECT_EQ(read.settings.at("WEFT_TIMEOUT"), "30");
 }
@@ -161,7 +169,7 @@ TEST(TuningFile, ReadsEntriesAndSettings) {
 TEST(TuningFile, ChangesChoicesThroughTheEnvironment) {
   TempFile file(R"({"weft_tuning_version": 1, "entries": [
       {"transport": "tcp", "collective": "allreduce", "algorithm": "ring", "nranks": 2,
-       "latency_us": 0, "ns_per_byte": 0}],
+       "bytes": [0, 1073741824], "times_us": [0, 0]}],
       "settings": {"WEFT_STREAM_CAPACITY": "7"}})");
   setenv("WEFT_TUNING_FILE", file.path().c_str(), 1);
   unsetenv("WEFT_STREAM_CAPACITY");
@@ -182,13 +190,19 @@ TEST(TuningFile, WrongFilesAreRejectedWithTheReason) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"weft_tuning_version": 2, "entries": []})", "version 2"},
       {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp", "collective": "allreduce",
-          "algorithm": "bruck", "nranks": 2, "latency_us": 1, "ns_per_byte": 1}]})",
+          "algorithm": "bruck", "nranks": 2, "bytes": [1, 2], "times_us": [1, 2]}]})",
        "bruck"},
       {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp", "collective": "allreduce",
-          "algorithm": "ring", "nranks": 2, "latency_us": -1, "ns_per_byte": 1}]})",
+          "algorithm": "ring", "nranks": 2, "bytes": [1, 2], "times_us": [-1, 2]}]})",
        "negative"},
       {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp", "collective": "allreduce",
-          "algorithm": "ring", "nranks": 1, "latency_us": 1, "ns_per_byte": 1}]})",
+          "algorithm": "ring", "nranks": 2, "bytes": [2, 1], "times_us": [1, 2]}]})",
+       "out of order"},
+      {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp", "collective": "allreduce",
+          "algorithm": "ring", "nranks": 2, "bytes": [1], "times_us": [1]}]})",
+       "2 to 64 sizes"},
+      {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp", "collective": "allreduce",
+          "algorithm": "ring", "nranks": 1, "bytes": [1, 2], "times_us": [1, 2]}]})",
        "nranks 1"},
       {R"({"weft_tuning_version": 1, "entries": [], "settings": {"WEFT_NOPE": "1"}})", "WEFT_NOPE"},
       {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp"}]})", "collective"},

@@ -6,7 +6,7 @@ mpirun through weftCommInitFromEnv with WEFT_HOST_ID per namespace (shm inside a
                                       4 MiB AllReduce, against the algorithm's count: hierarchical, flat
                                       ring, and the tuner's choice (which must be hierarchical's bytes)
   run_netns.py bench PROGRAM [RATE]   also times them at 1 and 4 MiB with the veth rate-limited by tc tbf
-                                      (default 1gbit), writing JSON to $NETNS_BENCH_JSON if set
+                                      (default 1gbit; none: full speed), writing JSON to $NETNS_BENCH_JSON
 
 Needs root (CAP_NET_ADMIN) and `ip netns`; skips (exit 77) with the reason when they are missing.
 """
@@ -127,6 +127,8 @@ def main():
         print(f"SKIP: {reason}")
         sys.exit(SKIP)
     rate = (sys.argv[3] if len(sys.argv) > 3 else "1gbit") if mode == "bench" else None
+    if rate == "none":  # the veth at full speed
+        rate = None
     results = {"rate": rate, "sizes": []}
     with TwoHosts(rate) as hosts:
         for count in CHECK_COUNTS if mode == "check" else BENCH_COUNTS:
