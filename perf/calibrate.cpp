@@ -43,7 +43,7 @@ std::string joined(const std::vector<double>& values, const char* format) {
 std::string transportName(const Options& options) {
   if (!options.calibrateTransport.empty()) return options.calibrateTransport;
   const char* plugins = std::getenv("WEFT_PLUGINS");
-  const std::string named = plugins != nullptr ? plugins : "";
+  std::string named = plugins != nullptr ? plugins : "";
   if (!named.empty() && named.find_first_of(",^") == std::string::npos) return named;
   return "shm";
 }

@@ -1,18 +1,19 @@
 #include "topology/host_layout.h"
 
+#include <algorithm>
 #include <map>
 
 namespace weft {
 
 HostLayout HostLayout::fromHostIds(std::span<const std::string> hostIds) {
   std::map<std::string, int> numbers;
-  std::vector<int> hostOf;
-  hostOf.reserve(hostIds.size());
+  std::vector<int> hostNumbers;
+  hostNumbers.reserve(hostIds.size());
   for (const std::string& id : hostIds) {
     auto [it, fresh] = numbers.emplace(id, static_cast<int>(numbers.size()));
-    hostOf.push_back(it->second);
+    hostNumbers.push_back(it->second);
   }
-  return fromHostOf(hostOf);
+  return fromHostOf(hostNumbers);
 }
 
 HostLayout HostLayout::fromHostOf(std::span<const int> hostOfRank) {
@@ -30,17 +31,14 @@ HostLayout HostLayout::fromHostOf(std::span<const int> hostOfRank) {
 }
 
 bool HostLayout::uniform() const {
-  for (const std::vector<int>& ranks : ranksOn_) {
-    if (ranks.size() != ranksOn_.front().size()) return false;
-  }
-  return true;
+  return std::all_of(ranksOn_.begin(), ranksOn_.end(),
+                     [&](const std::vector<int>& ranks) { return ranks.size() == ranksOn_.front().size(); });
 }
 
 bool HostLayout::contiguous() const {
-  for (const std::vector<int>& ranks : ranksOn_) {
-    if (ranks.back() - ranks.front() + 1 != static_cast<int>(ranks.size())) return false;
-  }
-  return true;
+  return std::all_of(ranksOn_.begin(), ranksOn_.end(), [](const std::vector<int>& ranks) {
+    return ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
+  });
 }
 
 std::vector<int> HostLayout::hostOrder() const {
@@ -48,6 +46,13 @@ std::vector<int> HostLayout::hostOrder() const {
   order.reserve(hostOf_.size());
   for (const std::vector<int>& ranks : ranksOn_) order.insert(order.end(), ranks.begin(), ranks.end());
   return order;
+}
+
+std::vector<int> HostLayout::ranksWithIndex(int index) const {
+  std::vector<int> ranks(ranksOn_.size());
+  std::transform(ranksOn_.begin(), ranksOn_.end(), ranks.begin(),
+                 [&](const std::vector<int>& host) { return host[index]; });
+  return ranks;
 }
 
 }  // namespace weft

@@ -28,6 +28,8 @@ class HostLayout {
   bool contiguous() const;
   // All ranks, host by host: a ring in this order crosses between hosts only numHosts times.
   std::vector<int> hostOrder() const;
+  // The rank with local index `index` on each host, in host order (every host must have one).
+  std::vector<int> ranksWithIndex(int index) const;
 
  private:
   std::vector<int> hostOf_;

@@ -12,7 +12,9 @@
 // hosts only H times. Blocks always land at their rank's position of recvbuff; a step sends each block of
 // a set as one message, straight from and into recvbuff (in place is free: a rank's block is first placed
 // at its position, when it is not there already).
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "core/algorithms/algorithms.h"
@@ -32,17 +34,25 @@ void ringOfUnits(Channel& channel, const std::vector<std::vector<int>>& units, v
   const int j = channel.rank();
   const int right = ringIndex(j + 1, k);
   const int left = ringIndex(j - 1, k);
+  auto at = [&](int block) { return elementAt(recvbuff, block, blockBytes); };
   std::vector<Request> requests;
   for (int s = 0; s + 1 < k; ++s) {
     requests.clear();
-    for (int block : units[ringIndex(j - s - 1, k)]) {
-      requests.push_back(channel.irecv(left, elementAt(recvbuff, block, blockBytes), blockBytes));
-    }
-    for (int block : units[ringIndex(j - s, k)]) {
-      requests.push_back(channel.isend(right, elementAt(recvbuff, block, blockBytes), blockBytes));
-    }
+    const std::vector<int>& received = units[ringIndex(j - s - 1, k)];
+    const std::vector<int>& sent = units[ringIndex(j - s, k)];
+    std::transform(received.begin(), received.end(), std::back_inserter(requests),
+                   [&](int block) { return channel.irecv(left, at(block), blockBytes); });
+    std::transform(sent.begin(), sent.end(), std::back_inserter(requests),
+                   [&](int block) { return channel.isend(right, at(block), blockBytes); });
     channel.waitAll(requests);
   }
+}
+
+// One unit per rank: its own block.
+std::vector<std::vector<int>> oneBlockEach(const std::vector<int>& ranks) {
+  std::vector<std::vector<int>> units(ranks.size());
+  std::transform(ranks.begin(), ranks.end(), units.begin(), [](int r) { return std::vector<int>{r}; });
+  return units;
 }
 
 }  // namespace
@@ -55,26 +65,20 @@ void allGatherHierarchical(const CollArgs& args, Channel& channel, const HostLay
   if (args.sendbuff != own) std::memcpy(own, args.sendbuff, blockBytes);
 
   if (!layout.uniform()) {
-    std::vector<std::vector<int>> units;
-    for (int r : layout.hostOrder()) units.push_back({r});
-    SubChannel ring(channel, layout.hostOrder());
-    return ringOfUnits(ring, units, args.recvbuff, blockBytes);
+    const std::vector<int> order = layout.hostOrder();
+    SubChannel ring(channel, order);
+    return ringOfUnits(ring, oneBlockEach(order), args.recvbuff, blockBytes);
   }
-  const int hosts = layout.numHosts();
   const int local = static_cast<int>(layout.ranksOn(0).size());
   const int index = layout.localIndex(rank);
   // Phase 1: among the ranks with my local index.
-  std::vector<std::vector<int>> units(hosts);
-  for (int h = 0; h < hosts; ++h) units[h] = {layout.ranksOn(h)[index]};
-  std::vector<int> slicePeers;
-  for (const auto& unit : units) slicePeers.push_back(unit.front());
+  const std::vector<int> slicePeers = layout.ranksWithIndex(index);
   SubChannel sliceChannel(channel, slicePeers);
-  ringOfUnits(sliceChannel, units, args.recvbuff, blockBytes);
+  ringOfUnits(sliceChannel, oneBlockEach(slicePeers), args.recvbuff, blockBytes);
   // Phase 2: inside my host, each local index carrying the blocks of that index on every host.
-  units.assign(local, {});
-  for (int i = 0; i < local; ++i) {
-    for (int h = 0; h < hosts; ++h) units[i].push_back(layout.ranksOn(h)[i]);
-  }
+  std::vector<std::vector<int>> units;
+  units.reserve(local);
+  for (int i = 0; i < local; ++i) units.push_back(layout.ranksWithIndex(i));
   SubChannel hostChannel(channel, layout.ranksOn(layout.hostOf(rank)));
   ringOfUnits(hostChannel, units, args.recvbuff, blockBytes);
 }

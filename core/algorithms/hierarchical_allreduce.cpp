@@ -39,13 +39,6 @@ void allReduceBySize(const CollArgs& args, Channel& channel) {
   allReduceRing(args, channel);
 }
 
-// The ranks with local index `index`, one per host, in host order.
-std::vector<int> slicePeers(const HostLayout& layout, int index) {
-  std::vector<int> ranks;
-  for (int h = 0; h < layout.numHosts(); ++h) ranks.push_back(layout.ranksOn(h)[index]);
-  return ranks;
-}
-
 void bySlice(const CollArgs& args, Channel& channel, const HostLayout& layout, AllReduceFunction allReduceAmong) {
   const int rank = channel.rank();
   const int host = layout.hostOf(rank);
@@ -63,7 +56,7 @@ void bySlice(const CollArgs& args, Channel& channel, const HostLayout& layout, A
     phase.recvbuff = mySlice;  // in place when sendbuff is recvbuff (ReduceScatter's in-place rule)
     reduceScatterRing(phase, hostChannel);
 
-    SubChannel sliceChannel(channel, slicePeers(layout, index));
+    SubChannel sliceChannel(channel, layout.ranksWithIndex(index));
     phase.sendbuff = mySlice;
     allReduceAmong(phase, sliceChannel);
 
@@ -88,7 +81,7 @@ void throughLeaders(const CollArgs& args, Channel& channel, const HostLayout& la
   phase.root = 0;  // the host's lowest rank leads it
   reduceBinomialTree(phase, hostChannel);
   if (layout.localIndex(rank) == 0) {
-    SubChannel leaders(channel, slicePeers(layout, 0));
+    SubChannel leaders(channel, layout.ranksWithIndex(0));
     phase.sendbuff = args.recvbuff;
     allReduceAmong(phase, leaders);
   }

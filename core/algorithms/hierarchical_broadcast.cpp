@@ -23,6 +23,7 @@ void broadcastHierarchical(const CollArgs& args, Channel& channel, const HostLay
 
   if (rank == leader) {
     std::vector<int> leaders;
+    leaders.reserve(layout.numHosts());
     for (int h = 0; h < layout.numHosts(); ++h) leaders.push_back(leaderOf(h));
     SubChannel leaderChannel(channel, leaders);
     CollArgs phase = args;

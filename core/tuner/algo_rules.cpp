@@ -1,5 +1,6 @@
 #include "core/tuner/algo_rules.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -74,10 +75,10 @@ std::vector<AlgoRule> parseAlgoRules(const std::string& text) {
 }
 
 std::optional<Algorithm> forcedAlgorithm(const std::vector<AlgoRule>& rules, Collective c, size_t bytes) {
-  for (const AlgoRule& rule : rules) {
-    if (rule.collective == c && bytes >= rule.lo && bytes < rule.hi) return rule.algorithm;
-  }
-  return std::nullopt;
+  auto holds = [&](const AlgoRule& rule) { return rule.collective == c && bytes >= rule.lo && bytes < rule.hi; };
+  auto rule = std::find_if(rules.begin(), rules.end(), holds);
+  if (rule == rules.end()) return std::nullopt;
+  return rule->algorithm;
 }
 
 }  // namespace weft

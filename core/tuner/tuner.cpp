@@ -13,10 +13,12 @@
 
 namespace weft {
 
+// Sizes whose choice a communicator remembers before it starts over (sizes are usually few).
+constexpr size_t kMaxRememberedChoices = 4096;
+
 // Choices made, so that a size seen before costs a lookup rather than pricing every algorithm, and each
 // (collective, size class) is logged once.
 struct Tuner::ChoiceLog {
-  static constexpr size_t kMaxRemembered = 4096;
   std::mutex mutex;
   std::set<std::pair<Collective, int>> logged;  // (collective, size class)
   std::map<std::pair<Collective, size_t>, Algorithm> chosen;
@@ -52,10 +54,10 @@ Tuner Tuner::parse(const std::string& algo) {
 }
 
 Tuner Tuner::fromConfig() {
-  std::shared_ptr<const CostModel> model;
-  if (auto path = config::get("WEFT_TUNING_FILE"); path && !path->empty()) model = modelFromFile(*path);
+  std::shared_ptr<const CostModel> measured;
+  if (auto path = config::get("WEFT_TUNING_FILE"); path && !path->empty()) measured = modelFromFile(*path);
   Tuner tuner = parse(config::getOr("WEFT_ALGO", ""));  // after the file: it may set WEFT_ALGO
-  if (model) tuner.model_ = std::move(model);
+  if (measured) tuner.model_ = std::move(measured);
   return tuner;
 }
 
@@ -79,7 +81,7 @@ Algorithm Tuner::choose(Collective c, size_t bytes) const {
     }
   }
   if (best == Algorithm::Count) best = c == Collective::Barrier ? Algorithm::Dissemination : Algorithm::Ring;
-  if (log_->chosen.size() >= ChoiceLog::kMaxRemembered) log_->chosen.clear();
+  if (log_->chosen.size() >= kMaxRememberedChoices) log_->chosen.clear();
   log_->chosen[{c, bytes}] = best;
   if (log_->logged.insert({c, sizeClass(bytes)}).second) {
     log::info("tuner: {} of {} bytes on {} ranks ({} hosts): {} (model {:.1f} us)", collectiveName(c), bytes,

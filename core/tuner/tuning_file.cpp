@@ -1,5 +1,6 @@
 #include "core/tuner/tuning_file.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -22,8 +23,12 @@ TuningEntry entryOf(const Json& e, const std::string& path) {
   if (!c || !a || !supports(*c, *a) || *a == Algorithm::Hierarchical) {
     fail(weftInvalidArgument, "tuning file {}: '{}' is not a flat algorithm of '{}'", path, algorithm, collective);
   }
-  TuningEntry entry{e.at("transport").get<std::string>(), *c, *a, e.at("nranks").get<int>(),
-                    e.at("bytes").get<std::vector<double>>(), e.at("times_us").get<std::vector<double>>()};
+  TuningEntry entry{e.at("transport").get<std::string>(),
+                    *c,
+                    *a,
+                    e.at("nranks").get<int>(),
+                    e.at("bytes").get<std::vector<double>>(),
+                    e.at("times_us").get<std::vector<double>>()};
   if (entry.nranks < 2 || entry.nranks > 1 << 24) {
     fail(weftInvalidArgument, "tuning file {}: {} {} measured at nranks {}: at least 2 are needed", path,
          collective, algorithm, entry.nranks);
@@ -45,11 +50,11 @@ TuningEntry entryOf(const Json& e, const std::string& path) {
   return entry;
 }
 
+// A WEFT_* setting a tuning file may carry: any but the one that names the file.
 bool isSetting(const std::string& name) {
-  for (const config::Variable& v : config::variables()) {
-    if (name == v.name) return name != "WEFT_TUNING_FILE";
-  }
-  return false;
+  const std::vector<config::Variable>& all = config::variables();
+  return name != "WEFT_TUNING_FILE" &&
+         std::any_of(all.begin(), all.end(), [&](const config::Variable& v) { return name == v.name; });
 }
 
 }  // namespace

@@ -40,27 +40,6 @@ bool usesKernel(weftDataType_t type, weftRedOp_t op) {
 
 }  // namespace
 
-size_t elementBytes(weftDataType_t type) {
-  switch (type) {
-    case weftInt8:
-    case weftUint8:
-      return 1;
-    case weftFloat16:
-    case weftBfloat16:
-      return 2;
-    case weftInt32:
-    case weftUint32:
-    case weftFloat32:
-      return 4;
-    case weftInt64:
-    case weftUint64:
-    case weftFloat64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 void setUpTypes(ReduceKernel kernel) {
   if (kernel != nullptr) {
     ReduceKernel none = nullptr;

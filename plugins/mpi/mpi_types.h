@@ -11,6 +11,7 @@
 
 #include <cstddef>
 
+#include "common/element_bytes.h"
 #include "weft/plugin.h"
 
 namespace weft::mpi {
@@ -18,8 +19,7 @@ namespace weft::mpi {
 using ReduceKernel = void (*)(void* dst, const void* a, const void* b, size_t count, weftDataType_t type,
                               weftRedOp_t op);
 
-// Bytes of one element (0 for an unknown type).
-size_t elementBytes(weftDataType_t type);
+using plugin::elementBytes;  // bytes of one element (0 for an unknown type)
 
 // Makes the derived types and user ops (once per process; the caller holds the MPI lock) and remembers
 // the kernel the half-precision ops call. MPI_Finalize releases them.

@@ -182,27 +182,6 @@ bool NodeComm::connect(const unsigned char* addresses) {
   return true;
 }
 
-size_t nodeElementBytes(weftDataType_t type) {
-  switch (type) {
-    case weftInt8:
-    case weftUint8:
-      return 1;
-    case weftFloat16:
-    case weftBfloat16:
-      return 2;
-    case weftInt32:
-    case weftUint32:
-    case weftFloat32:
-      return 4;
-    case weftInt64:
-    case weftUint64:
-    case weftFloat64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 size_t NodeComm::stageLimit(weftCollType_t coll) const {
   // Collectives that only move data pay two copies staged and one direct. With a CPU per rank, direct
   // wins from 16 KiB (measured at 2 ranks on 2 CPUs: 0.7-0.9x of Open MPI staged at 32 KiB, 1.1x direct);
@@ -212,7 +191,7 @@ size_t NodeComm::stageLimit(weftCollType_t coll) const {
 }
 
 bool NodeComm::supports(const weftBackendOp_v1& op) const {
-  size_t elementBytes = nodeElementBytes(op.datatype);
+  size_t elementBytes = plugin::elementBytes(op.datatype);
   if (elementBytes == 0) return false;
   size_t staged = op.count * elementBytes;  // what one rank puts in its staging area
   if (op.coll == weftCollReduceScatter || op.coll == weftCollAllToAll) staged *= static_cast<size_t>(nranks_);
@@ -256,7 +235,7 @@ weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
 // Lists go by CMA only (their point is to copy nothing more than the direct path does), and only above
 // the staging limit, where a packed AllReduce would go direct too.
 bool NodeComm::supportsList(const weftBackendOp_v1& op) const {
-  size_t elementBytes = nodeElementBytes(op.datatype);
+  size_t elementBytes = plugin::elementBytes(op.datatype);
   return op.coll == weftCollAllReduce && elementBytes > 0 && cma_ && op.count * elementBytes > stageLimit(op.coll);
 }
 
@@ -265,7 +244,7 @@ bool NodeComm::supportsList(const weftBackendOp_v1& op) const {
 weftResult_t NodeComm::runMany(const weftBackendOp_v1* ops, size_t numOps) {
   for (size_t i = 0; i < numOps;) {
     const weftBackendOp_v1& first = ops[i];
-    const size_t elementBytes = nodeElementBytes(first.datatype);
+    const size_t elementBytes = plugin::elementBytes(first.datatype);
     size_t end = i;
     size_t bytes = 0;
     if (first.coll == weftCollAllReduce && elementBytes > 0) {

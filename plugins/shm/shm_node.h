@@ -29,6 +29,7 @@
 
 #include <sys/uio.h>
 
+#include "common/element_bytes.h"
 #include "shm_doorbell.h"
 #include "shm_segment.h"
 #include "weft/plugin.h"
@@ -199,8 +200,6 @@ const char* nodeCollName(weftCollType_t coll);
 // The backend table the plugin exports (shm_backend.cpp).
 extern const weftBackendOps_v1 kNodeBackendOps;
 
-// Bytes of one element; 0 for a type this plugin does not know.
-size_t nodeElementBytes(weftDataType_t type);
 
 }  // namespace weft::shm
 

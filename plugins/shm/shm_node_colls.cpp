@@ -63,7 +63,7 @@ class Runner {
         op_(op),
         p_(comm.nranks()),
         me_(comm.rank()),
-        es_(nodeElementBytes(op.datatype)),
+        es_(plugin::elementBytes(op.datatype)),
         bytes_(op.count * es_),
         send_(static_cast<const unsigned char*>(op.sendbuff)),
         recv_(static_cast<unsigned char*>(op.recvbuff)) {}
@@ -337,7 +337,7 @@ BufferList peerList(NodeComm& c, int peer, size_t elementBytes, size_t expectedB
 
 void runNodeAllReduceBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops,
                            size_t numOps) {
-  const size_t es = nodeElementBytes(whole.datatype);
+  const size_t es = plugin::elementBytes(whole.datatype);
   const int p = c.nranks();
   unsigned char* mine = c.stageIn(c.rank());
   size_t offset = 0;
@@ -368,7 +368,7 @@ void runNodeAllReduceBatch(NodeComm& c, const weftBackendOp_v1& whole, const wef
 // reduction goes straight into this rank's receive buffers, as on one vector.
 void runNodeAllReduceList(NodeComm& c, const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
                           size_t numBuffers) {
-  const size_t es = nodeElementBytes(op.datatype);
+  const size_t es = plugin::elementBytes(op.datatype);
   const int p = c.nranks();
   const int me = c.rank();
   const BufferList mine(buffers, numBuffers, es);

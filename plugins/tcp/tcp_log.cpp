@@ -3,16 +3,15 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "common/plugin_log.h"
+
 namespace weft::tcp {
 
 void logf(const weftPluginHost_v1* host, weftLogLevel_t level, const char* format, ...) {
-  if (host == nullptr || host->log == nullptr) return;
-  char message[1024];
   va_list args;
   va_start(args, format);
-  std::vsnprintf(message, sizeof(message), format, args);
+  plugin::vlogf(host, level, kPluginName, format, args);
   va_end(args);
-  host->log(level, kPluginName, message);
 }
 
 }  // namespace weft::tcp

@@ -3,7 +3,7 @@
 environment this script sets, the fixture plugins that fail in known ways, and os.cpu_count().
 
 Usage: check_weft_info.py CASE WEFT_INFO PLUGIN_DIR FIXTURE_DIR PROJECT_VERSION
-CASE: plugins | settings | broken | text | options
+CASE: plugins | settings | broken | text | options | model
 """
 import json
 import os
@@ -110,6 +110,43 @@ elif case == "options":
     check(done.returncode == 0 and "--json" in done.stdout, f"--help: {done.returncode} {done.stdout}")
     done = run(["--no-such-option"])
     check(done.returncode == 2 and "--no-such-option" in done.stderr, f"bad option: {done.returncode} {done.stderr}")
+elif case == "model":
+    def table(args, extra_env=None):
+        done = run(["--model"] + args, extra_env)
+        check(done.returncode == 0, f"--model {args}: exited {done.returncode}: {done.stderr}")
+        lines = [l for l in done.stdout.splitlines() if l and not l.startswith("#")]
+        header = lines[0].split()
+        names = header[1:header.index("tuner's")]
+        rows = {}
+        for line in lines[1:]:
+            fields = line.split()
+            rows[int(fields[0])] = (dict(zip(names, fields[1:1 + len(names)])), fields[-1])
+        return rows
+
+    rows = table(["allreduce:1M", "--max-ranks", "64"])
+    check(sorted(rows) == [2, 4, 8, 16, 32, 64], f"rank counts {sorted(rows)}")
+    for ranks, (us, choice) in rows.items():
+        # Hierarchical needs more than one host of 8.
+        check((us["hierarchical"] == "-") == (ranks <= 8), f"{ranks} ranks: hierarchical {us['hierarchical']}")
+        priced = {name: float(v) for name, v in us.items() if v != "-"}
+        check(choice == min(priced, key=priced.get), f"{ranks} ranks: chose {choice} among {priced}")
+    ring = [float(rows[r][0]["ring"]) for r in sorted(rows)]
+    check(ring == sorted(ring), f"the ring's time should grow with the rank count: {ring}")
+    # A tuning file that makes the ring free at every measured rank count makes it the choice everywhere.
+    free = [{"transport": t, "collective": "allreduce", "algorithm": "ring", "nranks": n, "bytes": [0, 1 << 30],
+             "times_us": [0, 0]} for t in ("shm", "tcp") for n in (2, 3, 4)]
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"weft-info-model-{os.getpid()}.json")
+    with open(path, "w") as f:
+        json.dump({"weft_tuning_version": 1, "entries": free}, f)
+    try:
+        tuned = table(["allreduce:1M", "--max-ranks", "64"], {"WEFT_TUNING_FILE": path})
+    finally:
+        os.remove(path)
+    check(all(choice == "ring" for _, choice in tuned.values()), f"with a free ring: {tuned}")
+    for bad in (["allreduce"], ["nothing:1M"], ["allreduce:1X"], ["allreduce:1M", "--max-ranks", "1"],
+                ["allreduce:1M", "--transports", "shm"], ["allreduce:1M", "--ranks-per-host"]):
+        done = run(["--model"] + bad)
+        check(done.returncode == 2, f"--model {bad}: exited {done.returncode}, expected 2")
 else:
     sys.exit(f"unknown case {case}")
 print(f"weft-info {case}: OK")
