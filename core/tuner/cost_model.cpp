@@ -19,7 +19,7 @@ constexpr AlphaBeta kUnmeasured = {6.0, 0.30};
 
 // The defaults: `commperf --calibrate` on the reference box (2 cores, Debian 12, Open MPI 4.1.4 launching),
 // at 2, 3 and 4 ranks (3 and 4 oversubscribed) over each transport (perf/results/tuning/).
-constexpr size_t kMaxPoints = 8;
+constexpr size_t kMaxPoints = 12;
 struct Measurement {
   const char* transport;
   Collective collective;
