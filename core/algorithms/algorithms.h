@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "core/algorithms/channel.h"
 #include "weft/weft.h"
@@ -34,8 +35,11 @@ void allReduceRing(const CollArgs& args, Channel& channel);
 void allReduceRecursiveDoubling(const CollArgs& args, Channel& channel);
 void allReduceRabenseifner(const CollArgs& args, Channel& channel);
 void reduceScatterRing(const CollArgs& args, Channel& channel);
+// The ring over a channel whose member j owns block blockPositions[j] of the buffers (empty: block j).
+void reduceScatterRingOrdered(const CollArgs& args, Channel& channel, std::span<const int> blockPositions);
 void reduceScatterRabenseifner(const CollArgs& args, Channel& channel);
 void allGatherRing(const CollArgs& args, Channel& channel);
+void allGatherRingOrdered(const CollArgs& args, Channel& channel, std::span<const int> blockPositions);
 void allGatherBruck(const CollArgs& args, Channel& channel);
 void broadcastBinomialTree(const CollArgs& args, Channel& channel);
 void reduceBinomialTree(const CollArgs& args, Channel& channel);

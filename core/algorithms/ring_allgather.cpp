@@ -10,6 +10,10 @@
 // kSegmentsInFlight segments per block (pipeline.h). No scratch is needed.
 //
 // Wire, per rank: p-1 steps of n bytes (n = count * element size), (p-1) * n in all.
+//
+// Ordered: the ring may run over a SubChannel whose ranks are in another order (host by host, so that it
+// crosses between hosts only once per host); block j, member j's, then lives at position blockPositions[j]
+// of recvbuff.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -21,14 +25,17 @@
 
 namespace weft {
 
-void allGatherRing(const CollArgs& args, Channel& channel) {
+void allGatherRing(const CollArgs& args, Channel& channel) { allGatherRingOrdered(args, channel, {}); }
+
+void allGatherRingOrdered(const CollArgs& args, Channel& channel, std::span<const int> blockPositions) {
   const int p = channel.size();
   const int rank = channel.rank();
   const size_t elemSize = dataTypeSize(args.type);
   const size_t count = args.count;
   if (count == 0) return;
   auto output = [&](size_t block, size_t offset) {
-    return elementAt(args.recvbuff, block * count + offset, elemSize);
+    const size_t position = blockPositions.empty() ? block : static_cast<size_t>(blockPositions[block]);
+    return elementAt(args.recvbuff, position * count + offset, elemSize);
   };
   // In place, sendbuff already is this rank's block of recvbuff.
   if (args.sendbuff != output(rank, 0)) std::memcpy(output(rank, 0), args.sendbuff, count * elemSize);

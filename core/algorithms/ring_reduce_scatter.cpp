@@ -12,6 +12,10 @@
 // read-only, recvbuff holds only block r): one per receive in flight plus the one being forwarded.
 //
 // Wire, per rank: p-1 steps of n/p bytes (n = p * count * element size), (p-1)/p * n in all.
+//
+// Ordered: the ring may run over a SubChannel whose ranks are in another order (host by host, so that it
+// crosses between hosts only once per host); block j, the one member j ends with, then lives at position
+// blockPositions[j] of sendbuff.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -23,14 +27,17 @@
 
 namespace weft {
 
-void reduceScatterRing(const CollArgs& args, Channel& channel) {
+void reduceScatterRing(const CollArgs& args, Channel& channel) { reduceScatterRingOrdered(args, channel, {}); }
+
+void reduceScatterRingOrdered(const CollArgs& args, Channel& channel, std::span<const int> blockPositions) {
   const int p = channel.size();
   const int rank = channel.rank();
   const size_t elemSize = dataTypeSize(args.type);
   const size_t count = args.count;
   if (count == 0) return;
   auto input = [&](size_t block, size_t offset) {
-    return elementAt(args.sendbuff, block * count + offset, elemSize);
+    const size_t position = blockPositions.empty() ? block : static_cast<size_t>(blockPositions[block]);
+    return elementAt(args.sendbuff, position * count + offset, elemSize);
   };
   if (p == 1) {
     if (input(0, 0) != args.recvbuff) std::memcpy(args.recvbuff, input(0, 0), count * elemSize);

@@ -75,6 +75,16 @@ AlgorithmFunction functionFor(Collective c, Algorithm a) {
   }
 }
 
+// Hosts take ranks in turn: a ring in host order crosses between hosts numHosts times, not p times. Each
+// member's block stays where its rank's block is.
+void ringInHostOrder(Collective c, const CollArgs& args, Channel& channel, const HostLayout& hosts) {
+  const std::vector<int> order = hosts.hostOrder();
+  SubChannel ring(channel, order);
+  if (c == Collective::AllReduce) return allReduceRing(args, ring);
+  if (c == Collective::AllGather) return allGatherRingOrdered(args, ring, order);
+  reduceScatterRingOrdered(args, ring, order);
+}
+
 // The allreduce a hierarchical AllReduce runs between hosts: the model's cheapest for the slice each host
 // sends (the whole vector when hosts differ in size and only their leaders take part).
 AllReduceFunction betweenHosts(const weftComm& comm, const CollArgs& args) {
@@ -172,10 +182,8 @@ void runCollective(const Op& op) {
     allReduceHierarchical(args, channel, comm.hosts, betweenHosts(comm, args));
   } else if (algorithm == Algorithm::Hierarchical) {
     hierarchicalFor(collective)(args, channel, comm.hosts);
-  } else if (collective == Collective::AllReduce && algorithm == Algorithm::Ring && !comm.hosts.contiguous()) {
-    // Hosts take ranks in turn: a ring in host order crosses between hosts numHosts times, not p.
-    SubChannel ring(channel, comm.hosts.hostOrder());
-    allReduceRing(args, ring);
+  } else if (algorithm == Algorithm::Ring && !comm.hosts.contiguous()) {
+    ringInHostOrder(collective, args, channel, comm.hosts);
   } else {
     functionFor(collective, algorithm)(args, channel);
   }

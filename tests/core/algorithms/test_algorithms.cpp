@@ -17,6 +17,7 @@
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/pipeline.h"
+#include "core/algorithms/sub_channel.h"
 #include "core/reduce/reduce.h"
 #include "memory_channel.h"
 #include "topology/host_layout.h"
@@ -306,6 +307,9 @@ enum class Algorithm {
   AllGatherHierarchicalAlternate,
   BroadcastHierarchicalPairs,
   BroadcastHierarchicalAlternate,
+  // Rings in host order on the alternate layout (blocks stay at their ranks' positions).
+  AllGatherRingHostOrder,
+  ReduceScatterRingHostOrder,
 };
 enum class Collective { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
 
@@ -327,6 +331,13 @@ HostLayout alternateOf(int p) {
 // The hierarchical AllReduce with its default choice between hosts (by size).
 void allReduceHierarchicalBySize(const CollArgs& args, Channel& channel, const HostLayout& layout) {
   allReduceHierarchical(args, channel, layout);
+}
+// A ring in host order over the alternate layout, as the communicator runs one.
+template <void (*ring)(const CollArgs&, Channel&, std::span<const int>)>
+void inHostOrder(const CollArgs& args, Channel& channel) {
+  const std::vector<int> order = alternateOf(channel.size()).hostOrder();
+  SubChannel sub(channel, order);
+  ring(args, sub, order);
 }
 template <void (*algorithm)(const CollArgs&, Channel&, const HostLayout&), HostLayout (*layoutOf)(int)>
 void onLayout(const CollArgs& args, Channel& channel) {
@@ -367,6 +378,10 @@ AlgorithmInfo infoOf(Algorithm algorithm) {
               onLayout<allGatherHierarchical, alternateOf>};
     case Algorithm::BroadcastHierarchicalPairs:
       return {"BroadcastHierarchicalPairs", Collective::Broadcast, onLayout<broadcastHierarchical, pairsOf>};
+    case Algorithm::AllGatherRingHostOrder:
+      return {"AllGatherRingHostOrder", Collective::AllGather, inHostOrder<allGatherRingOrdered>};
+    case Algorithm::ReduceScatterRingHostOrder:
+      return {"ReduceScatterRingHostOrder", Collective::ReduceScatter, inHostOrder<reduceScatterRingOrdered>};
     case Algorithm::BroadcastHierarchicalAlternate:
       return {"BroadcastHierarchicalAlternate", Collective::Broadcast,
               onLayout<broadcastHierarchical, alternateOf>};
@@ -612,11 +627,15 @@ std::vector<Algorithm> allAlgorithms() {
           Algorithm::AllGatherHierarchicalPairs,
           Algorithm::AllGatherHierarchicalAlternate,
           Algorithm::BroadcastHierarchicalPairs,
-          Algorithm::BroadcastHierarchicalAlternate};
+          Algorithm::BroadcastHierarchicalAlternate,
+          Algorithm::AllGatherRingHostOrder,
+          Algorithm::ReduceScatterRingHostOrder};
 }
 std::vector<Algorithm> pipelinedAlgorithms() {
-  return {Algorithm::AllReduceRing, Algorithm::ReduceScatterRing, Algorithm::AllGatherRing,
-          Algorithm::BroadcastBinomialTree, Algorithm::ReduceBinomialTree};
+  return {
+      Algorithm::AllReduceRing,          Algorithm::ReduceScatterRing,          Algorithm::AllGatherRing,
+      Algorithm::AllGatherRingHostOrder, Algorithm::ReduceScatterRingHostOrder, Algorithm::BroadcastBinomialTree,
+      Algorithm::ReduceBinomialTree};
 }
 
 using Param = std::tuple<Algorithm, int>;
@@ -806,6 +825,13 @@ TEST(WireBytes, HierarchicalBetweenHosts) {
           pairs ? Algorithm::AllGatherHierarchicalPairs : Algorithm::AllGatherHierarchicalAlternate, small);
       EXPECT_EQ(gather, static_cast<size_t>(p) * (hosts - 1) * small * 4) << "allgather";
       EXPECT_LE(gather, between(Algorithm::AllGatherRing, small));
+      if (!pairs) {
+        // Rings in host order cross between hosts twice, not p times: (p-1) * n over each crossing edge
+        // for AllGather (n = one block), and the same for ReduceScatter's partial results.
+        EXPECT_EQ(between(Algorithm::AllGatherRingHostOrder, small), 2 * (p - 1) * small * 4) << "allgather ring";
+        EXPECT_EQ(between(Algorithm::ReduceScatterRingHostOrder, small), 2 * (p - 1) * small * 4)
+            << "reducescatter ring";
+      }
       const size_t broadcast = between(
           pairs ? Algorithm::BroadcastHierarchicalPairs : Algorithm::BroadcastHierarchicalAlternate, small);
       EXPECT_EQ(broadcast, (hosts - 1) * small * 4) << "broadcast";
