@@ -7,7 +7,7 @@ packages=(
   libhwloc-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev googletest
-  clang-format
+  clang-format clang
   libgloo-dev gnuplot-nox python3
 )
 missing=()

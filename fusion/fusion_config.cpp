@@ -41,7 +41,10 @@ size_t parseMegabytes(const std::string& text, const std::string& entry) {
       megabytes > 1e9) {
     fail(weftInvalidArgument, "WEFT_FUSION entry '{}': the size must be a positive number of MB", entry);
   }
-  return static_cast<size_t>(megabytes * (1 << 20));
+  // Under a byte (say 1e-9) would be a size threshold of 0, which the API refuses too (found by tests/fuzz).
+  const auto bytes = static_cast<size_t>(megabytes * (1 << 20));
+  if (bytes == 0) fail(weftInvalidArgument, "WEFT_FUSION entry '{}': the size is less than a byte", entry);
+  return bytes;
 }
 
 std::vector<int> parseIndexList(const std::string& text) {

@@ -33,17 +33,18 @@ bool readHello(const Socket& s, uint64_t token, wire::Hello& hello, Blob& blob) 
   // A peer gets a few seconds to say hello, so a stray connection cannot stall the job for long.
   auto deadline = Clock::now() + std::chrono::seconds(10);
   recvAll(s, &hello, sizeof(hello), deadline);
-  if (hello.magic != wire::kBootstrapMagic || hello.version != wire::kBootstrapVersion) {
-    log::warn("bootstrap root: dropped a connection that is not a Weft bootstrap (magic/version)");
-    return false;
-  }
-  if (!tokensEqual(hello.token, token)) {
-    log::warn("bootstrap root: dropped a connection with a wrong job token");
-    return false;
-  }
-  if (hello.blobBytes > wire::kMaxBlobBytes) {
-    log::warn("bootstrap root: dropped a hello with an oversized blob ({} bytes)", hello.blobBytes);
-    return false;
+  switch (wire::checkHello(hello, token)) {
+    case wire::HelloVerdict::NotWeft:
+      log::warn("bootstrap root: dropped a connection that is not a Weft bootstrap (magic/version)");
+      return false;
+    case wire::HelloVerdict::WrongToken:
+      log::warn("bootstrap root: dropped a connection with a wrong job token");
+      return false;
+    case wire::HelloVerdict::OversizedBlob:
+      log::warn("bootstrap root: dropped a hello with an oversized blob ({} bytes)", hello.blobBytes);
+      return false;
+    case wire::HelloVerdict::Accept:
+      break;
   }
   blob.resize(hello.blobBytes);
   recvAll(s, blob.data(), blob.size(), deadline);
@@ -68,18 +69,7 @@ void runRoot(Socket listener, uint64_t token, Clock::time_point deadline) {
       log::warn("bootstrap root: dropped a connection: {}", e.what());
       continue;
     }
-    std::string problem;
-    if (hello.nranks < 1 || hello.nranks > wire::kMaxRanks) {
-      problem = "nranks " + std::to_string(hello.nranks) + " is out of range";
-    } else if (nranks >= 0 && hello.nranks != nranks) {
-      problem = "rank " + std::to_string(hello.rank) + " says nranks " + std::to_string(hello.nranks) +
-                " but other ranks said " + std::to_string(nranks);
-    } else if (hello.rank < 0 || hello.rank >= hello.nranks) {
-      problem =
-          "rank " + std::to_string(hello.rank) + " is out of range for nranks " + std::to_string(hello.nranks);
-    } else if (nranks >= 0 && ranks[hello.rank].present) {
-      problem = "rank " + std::to_string(hello.rank) + " joined twice";
-    }
+    std::string problem = wire::helloProblem(hello, nranks, [&](int32_t r) { return ranks[r].present; });
     if (!problem.empty()) {
       log::error("bootstrap root: {}", problem);
       try {
@@ -115,6 +105,55 @@ std::mutex rootsMutex;
 std::multimap<uint64_t, std::shared_future<void>> runningRoots;
 
 }  // namespace
+
+namespace wire {
+
+HelloVerdict checkHello(const Hello& hello, uint64_t token) {
+  if (hello.magic != kBootstrapMagic || hello.version != kBootstrapVersion) return HelloVerdict::NotWeft;
+  if (!tokensEqual(hello.token, token)) return HelloVerdict::WrongToken;
+  if (hello.blobBytes > kMaxBlobBytes) return HelloVerdict::OversizedBlob;
+  return HelloVerdict::Accept;
+}
+
+std::string helloProblem(const Hello& hello, int32_t nranks, const std::function<bool(int32_t)>& joined) {
+  if (hello.nranks < 1 || hello.nranks > kMaxRanks)
+    return "nranks " + std::to_string(hello.nranks) + " is out of range";
+  if (nranks >= 0 && hello.nranks != nranks) {
+    return "rank " + std::to_string(hello.rank) + " says nranks " + std::to_string(hello.nranks) +
+           " but other ranks said " + std::to_string(nranks);
+  }
+  if (hello.rank < 0 || hello.rank >= hello.nranks) {
+    return "rank " + std::to_string(hello.rank) + " is out of range for nranks " + std::to_string(hello.nranks);
+  }
+  if (nranks >= 0 && joined(hello.rank)) return "rank " + std::to_string(hello.rank) + " joined twice";
+  return "";
+}
+
+std::vector<Blob> readReply(const std::function<void(void*, size_t)>& read, int nranks, int rank) {
+  Reply reply{};
+  read(&reply, sizeof(reply));
+  if (reply.magic != kBootstrapMagic) fail(weftRemoteError, "bootstrap root sent a malformed reply");
+  if (reply.status != weftSuccess) {
+    std::string message(std::min<uint32_t>(reply.messageBytes, 4096), '\0');
+    read(message.data(), message.size());
+    // Only a weftResult_t may reach the caller as one; anything else is a corrupt reply (found by tests/fuzz).
+    const bool known = reply.status > weftSuccess && reply.status <= weftNotSupported;
+    fail(known ? static_cast<weftResult_t>(reply.status) : weftRemoteError, "bootstrap root refused rank {}: {}",
+         rank, message);
+  }
+  if (reply.nranks != nranks) fail(weftRemoteError, "bootstrap root answered for {} ranks", reply.nranks);
+  std::vector<Blob> blobs(nranks);
+  for (Blob& b : blobs) {
+    uint32_t length = 0;
+    read(&length, sizeof(length));
+    if (length > kMaxBlobBytes) fail(weftRemoteError, "bootstrap blob of {} bytes is too large", length);
+    b.resize(length);
+    read(b.data(), length);
+  }
+  return blobs;
+}
+
+}  // namespace wire
 
 void startBootstrapRoot(Socket listener, uint64_t token) {
   std::promise<void> finished;
@@ -155,24 +194,7 @@ std::vector<Blob> bootstrapExchange(const SocketAddress& root, uint64_t token, i
       wire::kBootstrapMagic, wire::kBootstrapVersion, token, nranks, rank, static_cast<uint32_t>(blob.size()), 0};
   sendAll(s, &hello, sizeof(hello), deadline);
   sendAll(s, blob.data(), blob.size(), deadline);
-  wire::Reply reply{};
-  recvAll(s, &reply, sizeof(reply), deadline);
-  if (reply.magic != wire::kBootstrapMagic) fail(weftRemoteError, "bootstrap root sent a malformed reply");
-  if (reply.status != weftSuccess) {
-    std::string message(std::min<uint32_t>(reply.messageBytes, 4096), '\0');
-    recvAll(s, message.data(), message.size(), deadline);
-    fail(static_cast<weftResult_t>(reply.status), "bootstrap root refused rank {}: {}", rank, message);
-  }
-  if (reply.nranks != nranks) fail(weftRemoteError, "bootstrap root answered for {} ranks", reply.nranks);
-  std::vector<Blob> blobs(nranks);
-  for (Blob& b : blobs) {
-    uint32_t length = 0;
-    recvAll(s, &length, sizeof(length), deadline);
-    if (length > wire::kMaxBlobBytes) fail(weftRemoteError, "bootstrap blob of {} bytes is too large", length);
-    b.resize(length);
-    recvAll(s, b.data(), length, deadline);
-  }
-  return blobs;
+  return wire::readReply([&](void* p, size_t n) { recvAll(s, p, n, deadline); }, nranks, rank);
 }
 
 }  // namespace weft

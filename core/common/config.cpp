@@ -129,7 +129,10 @@ long getInt(const char* name, long fallback) {
   errno = 0;
   char* end = nullptr;
   long value = std::strtol(text->c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') fail(weftInvalidArgument, "{}='{}' is not an integer", name, *text);
+  // The whole text, not up to a NUL: a tuning file's JSON string may hold "\u0000" (found by tests/fuzz).
+  if (errno != 0 || end != text->c_str() + text->size()) {
+    fail(weftInvalidArgument, "{}='{}' is not an integer", name, *text);
+  }
   return value;
 }
 

@@ -1,8 +1,10 @@
 #include "core/tuner/tuning_file.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "core/common/config.h"
@@ -15,6 +17,16 @@ constexpr int kTuningVersion = 1;
 
 using Json = nlohmann::json;
 
+// An integer field. nlohmann's get<int>() casts a float or a wider integer, which is undefined for 1e30
+// (found by tests/fuzz); a value that is not an integer in int's range is refused instead.
+int intField(const Json& object, const char* key, const std::string& path) {
+  const double number = object.at(key).get<double>();  // a non-number throws Json::type_error
+  if (!(number >= INT_MIN && number <= INT_MAX) || std::floor(number) != number) {
+    fail(weftInvalidArgument, "tuning file {}: '{}' is {}, not an integer", path, key, object.at(key).dump());
+  }
+  return static_cast<int>(number);
+}
+
 TuningEntry entryOf(const Json& e, const std::string& path) {
   const std::string collective = e.at("collective").get<std::string>();
   const std::string algorithm = e.at("algorithm").get<std::string>();
@@ -26,7 +38,7 @@ TuningEntry entryOf(const Json& e, const std::string& path) {
   TuningEntry entry{e.at("transport").get<std::string>(),
                     *c,
                     *a,
-                    e.at("nranks").get<int>(),
+                    intField(e, "nranks", path),
                     e.at("bytes").get<std::vector<double>>(),
                     e.at("times_us").get<std::vector<double>>()};
   if (entry.nranks < 2 || entry.nranks > 1 << 24) {
@@ -62,10 +74,15 @@ bool isSetting(const std::string& name) {
 TuningFile readTuningFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail(weftInvalidArgument, "WEFT_TUNING_FILE={}: cannot open it", path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parseTuningFile(text, path);
+}
+
+TuningFile parseTuningFile(const std::string& text, const std::string& path) {
   TuningFile file;
   try {
-    const Json json = Json::parse(in);
-    const int version = json.at("weft_tuning_version").get<int>();
+    const Json json = Json::parse(text);
+    const int version = intField(json, "weft_tuning_version", path);
     if (version != kTuningVersion) {
       fail(weftInvalidArgument, "tuning file {}: version {}, this Weft reads version {}", path, version,
            kTuningVersion);

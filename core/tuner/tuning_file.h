@@ -34,5 +34,8 @@ struct TuningFile {
 
 // Throws weftInvalidArgument naming the file and what is wrong in it.
 TuningFile readTuningFile(const std::string& path);
+// The same for the file's text (readTuningFile reads the file and calls it; tests/fuzz feeds it directly);
+// `path` only names the file in messages.
+TuningFile parseTuningFile(const std::string& text, const std::string& path);
 
 }  // namespace weft

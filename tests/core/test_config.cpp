@@ -113,6 +113,14 @@ TEST_F(ConfigSources, BadIntegerFromTuningFileNamesTheVariable) {
   }
 }
 
+// Found by tests/fuzz/fuzz_config_int: a JSON string may carry "\u0000", and "5\0x" read as 5.
+TEST_F(ConfigSources, IntegerWithEmbeddedNulIsRefused) {
+  setFromTuningFile(kWithDefault, std::string("5\0x", 3));
+  EXPECT_THROW(getInt(kWithDefault, -1), Error);
+  setFromTuningFile(kWithDefault, std::string("5\0", 2));
+  EXPECT_THROW(getInt(kWithDefault, -1), Error);
+}
+
 TEST(ConfigSourceNames, AreTheDocumentedWords) {
   EXPECT_STREQ(sourceName(Source::Default), "default");
   EXPECT_STREQ(sourceName(Source::Environment), "environment");

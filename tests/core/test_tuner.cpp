@@ -128,7 +128,8 @@ TEST(CostModel, RingAsDocumented) {
   const double at8 = model.predictUs(Collective::AllReduce, Algorithm::Ring, 500000, oneHost(8, "tcp")).value();
   EXPECT_DOUBLE_EQ(at8, 14 * 10.0 + 1.75 * 500000 * 0.5e-3);
   // An unknown network is priced as tcp.
-  EXPECT_DOUBLE_EQ(model.predictUs(Collective::AllReduce, Algorithm::Ring, 500000, oneHost(4, "verbs")).value(), us);
+  EXPECT_DOUBLE_EQ(model.predictUs(Collective::AllReduce, Algorithm::Ring, 500000, oneHost(4, "verbs")).value(),
+                   us);
 }
 
 class TempFile {
@@ -204,6 +205,11 @@ TEST(TuningFile, WrongFilesAreRejectedWithTheReason) {
       {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp", "collective": "allreduce",
           "algorithm": "ring", "nranks": 1, "bytes": [1, 2], "times_us": [1, 2]}]})",
        "nranks 1"},
+      // Found by tests/fuzz: get<int>() of 1e30 was undefined behaviour.
+      {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp", "collective": "allreduce",
+          "algorithm": "ring", "nranks": 1e30, "bytes": [1, 2], "times_us": [1, 2]}]})",
+       "not an integer"},
+      {R"({"weft_tuning_version": 1.5, "entries": []})", "not an integer"},
       {R"({"weft_tuning_version": 1, "entries": [], "settings": {"WEFT_NOPE": "1"}})", "WEFT_NOPE"},
       {R"({"weft_tuning_version": 1, "entries": [{"transport": "tcp"}]})", "collective"},
       {R"({"weft_tuning_version": 1, "entries": [)", "parse"},

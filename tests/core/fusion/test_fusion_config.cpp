@@ -47,6 +47,7 @@ TEST(FusionEnvironment, RejectsBadSettingsNamingThem) {
   expectInvalid("broadcast:auto", "", "'broadcast:auto'");
   expectInvalid("allreduce:size", "", "positive number of MB");
   expectInvalid("allreduce:size:-1", "", "positive number of MB");
+  expectInvalid("allreduce:size:1e-9", "", "less than a byte");  // found by tests/fuzz: a threshold of 0
   expectInvalid("allreduce:auto:3", "", "extra fields");
   expectInvalid("allgather:index", "1", "mode 'index'");
   expectInvalid("allreduce:index", "", "needs WEFT_FUSION_INDEX");
