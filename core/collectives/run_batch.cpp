@@ -2,6 +2,7 @@
 #include <map>
 #include <memory>
 
+#include "core/collectives/check_calls.h"
 #include "core/collectives/op.h"
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
@@ -33,6 +34,7 @@ void runOps(std::span<const Op> ops) {
   }
   for (const Op& op : ops) {
     if (op.kind == OpKind::Send || op.kind == OpKind::Recv) continue;
+    if (op.comm->checkCalls) checkSameCall(op);
     if (op.independent) {
       runIndependent(op);
     } else if (op.members) {

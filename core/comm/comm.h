@@ -31,6 +31,8 @@ struct weftComm {
   weft::HostLayout hosts;             // which ranks share a host (from the peers' host identities)
   weft::Tuner tuner;                  // from WEFT_ALGO and WEFT_TUNING_FILE when the communicator was made
   std::chrono::seconds timeout{600};  // WEFT_TIMEOUT when the communicator was made
+  bool checkCalls = false;            // WEFT_CHECK when the communicator was made (core/collectives/check_calls.h)
+  uint64_t checkedCalls = 0;          // collectives checked so far (under the turn)
 
   // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).
   bool backendTried = false;

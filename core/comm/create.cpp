@@ -29,6 +29,7 @@ std::unique_ptr<weftComm> prepare(uint64_t token, int rank, int nranks) {
   comm->token = token;
   comm->tuner = tuner;
   comm->timeout = std::chrono::seconds(config::getInt("WEFT_TIMEOUT", 600));  // read once: not per call
+  comm->checkCalls = config::getInt("WEFT_CHECK", 0) != 0;
   comm->hostId = hostIdentity();
   comm->connections = std::make_unique<Connections>(token, loadedTransports());
   return comm;

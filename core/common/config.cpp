@@ -44,6 +44,9 @@ const std::vector<Variable>& variables() {
        "on every rank)"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
+      {"WEFT_CHECK", "0",
+       "1: before each collective the ranks compare what they call (collective, count, type, op, root) and "
+       "refuse a mismatch with weftInvalidUsage naming the ranks (costs one small exchange per call)"},
       {"WEFT_TIMEOUT", "600",
        "seconds any wait may last before the call returns weftTimeout (read at communicator creation)"},
       {"WEFT_TUNING_FILE", nullptr,
