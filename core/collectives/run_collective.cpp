@@ -41,18 +41,9 @@ weftCollType_t collTypeOf(OpKind kind) {
 }
 
 using AlgorithmFunction = void (*)(const CollArgs&, Channel&);
-using HierarchicalFunction = void (*)(const CollArgs&, Channel&, const HostLayout&);
 
-HierarchicalFunction hierarchicalFor(Collective c) {
-  switch (c) {
-    case Collective::AllGather:
-      return allGatherHierarchical;
-    case Collective::Broadcast:
-      return broadcastHierarchical;
-    default:
-      return nullptr;
-  }
-}
+// Bytes the tuner weighs: the size of one rank's contribution.
+size_t decisionBytes(const CollArgs& args) { return args.count * dataTypeSize(args.type); }
 
 AlgorithmFunction functionFor(Collective c, Algorithm a) {
   switch (c) {
@@ -85,19 +76,19 @@ void ringInHostOrder(Collective c, const CollArgs& args, Channel& channel, const
   reduceScatterRingOrdered(args, ring, order);
 }
 
-// The allreduce a hierarchical AllReduce runs between hosts: the model's cheapest for the slice each host
-// sends (the whole vector when hosts differ in size and only their leaders take part).
-AllReduceFunction betweenHosts(const weftComm& comm, const CollArgs& args) {
+// A hierarchical algorithm (AllReduce, AllGather, Broadcast). AllReduce's allreduce between hosts is the
+// model's cheapest for the slice each host sends (the whole vector when hosts differ in size and only
+// their leaders take part).
+void runHierarchical(Collective c, const CollArgs& args, Channel& channel, const weftComm& comm) {
+  if (c == Collective::AllGather) return allGatherHierarchical(args, channel, comm.hosts);
+  if (c == Collective::Broadcast) return broadcastHierarchical(args, channel, comm.hosts);
   const TuneShape& shape = comm.tuner.shape();
-  size_t bytes = args.count * dataTypeSize(args.type);
-  if (comm.hosts.uniform()) bytes /= static_cast<size_t>(shape.ranksPerHost);
-  const Algorithm a =
-      comm.tuner.model().cheapestFlat(shape.interTransport, Collective::AllReduce, bytes, shape.numHosts);
-  return functionFor(Collective::AllReduce, a);
+  size_t slice = decisionBytes(args);
+  if (comm.hosts.uniform()) slice /= static_cast<size_t>(shape.ranksPerHost);
+  const Algorithm between =
+      comm.tuner.model().cheapestFlat(shape.interTransport, Collective::AllReduce, slice, shape.numHosts);
+  allReduceHierarchical(args, channel, comm.hosts, functionFor(Collective::AllReduce, between));
 }
-
-// Bytes the tuner weighs: the size of one rank's contribution.
-size_t decisionBytes(const CollArgs& args) { return args.count * dataTypeSize(args.type); }
 
 // weftAvg reduces as a sum; each rank then divides what it owns of the result.
 void finishAverage(const Op& op, const CollArgs& args) {
@@ -178,10 +169,8 @@ void runCollective(const Op& op) {
   Algorithm algorithm = comm.tuner.choose(collective, decisionBytes(args));
   log::trace("{} of {} x {} with {}", opName(op.kind), args.count, dataTypeName(args.type),
              algorithmName(algorithm));
-  if (algorithm == Algorithm::Hierarchical && collective == Collective::AllReduce) {
-    allReduceHierarchical(args, channel, comm.hosts, betweenHosts(comm, args));
-  } else if (algorithm == Algorithm::Hierarchical) {
-    hierarchicalFor(collective)(args, channel, comm.hosts);
+  if (algorithm == Algorithm::Hierarchical) {
+    runHierarchical(collective, args, channel, comm);
   } else if (algorithm == Algorithm::Ring && !comm.hosts.contiguous()) {
     ringInHostOrder(collective, args, channel, comm.hosts);
   } else {
