@@ -70,14 +70,7 @@ void checkSameCall(const Op& op) {
   weftComm& comm = *op.comm;
   if (comm.nranks == 1) return;
   const Fingerprint mine = fingerprintOf(op, comm.checkedCalls++);
-  std::vector<Fingerprint> all(comm.nranks);
-  CommChannel channel(comm, kCollectiveChannel, "WEFT_CHECK fingerprint");
-  CollArgs args;
-  args.sendbuff = &mine;
-  args.recvbuff = all.data();
-  args.count = sizeof(Fingerprint);
-  args.type = weftUint8;
-  allGatherRing(args, channel);
+  const std::vector<Fingerprint> all = allGatherRecords(comm, mine, "WEFT_CHECK fingerprint");
 
   std::map<Fingerprint, std::vector<int>> ranksOf;
   for (int r = 0; r < comm.nranks; ++r) ranksOf[all[r]].push_back(r);

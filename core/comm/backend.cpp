@@ -35,15 +35,7 @@ bool allOnOneHost(const weftComm& comm) {
 
 // Every rank's record, through the communicator's own AllGather.
 std::vector<SetupRecord> exchange(weftComm& comm, const SetupRecord& mine) {
-  std::vector<SetupRecord> all(static_cast<size_t>(comm.nranks));
-  CommChannel channel(comm, kCollectiveChannel, "backend setup");
-  CollArgs args;
-  args.sendbuff = &mine;
-  args.recvbuff = all.data();
-  args.count = sizeof(SetupRecord);
-  args.type = weftUint8;
-  allGatherRing(args, channel);
-  return all;
+  return allGatherRecords(comm, mine, "backend setup");
 }
 
 bool everyoneOk(const std::vector<SetupRecord>& all) {

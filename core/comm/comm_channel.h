@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/algorithms/algorithms.h"
 #include "core/algorithms/channel.h"
 #include "core/comm/comm.h"
 
@@ -63,5 +64,21 @@ class CommChannel : public Channel {
   std::vector<char> blocked_;       // per queue, during one progress pass
   std::chrono::seconds timeout_;
 };
+
+// Every rank's fixed-size record (a plain struct of integers), in rank order, through the communicator's own
+// AllGather: how core exchanges setup and check records. The caller holds the turn; `operation` names it in
+// error messages.
+template <typename Record>
+std::vector<Record> allGatherRecords(weftComm& comm, const Record& mine, const char* operation) {
+  std::vector<Record> all(static_cast<size_t>(comm.nranks));
+  CommChannel channel(comm, kCollectiveChannel, operation);
+  CollArgs args;
+  args.sendbuff = &mine;
+  args.recvbuff = all.data();
+  args.count = sizeof(Record);
+  args.type = weftUint8;
+  allGatherRing(args, channel);
+  return all;
+}
 
 }  // namespace weft

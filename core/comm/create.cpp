@@ -105,7 +105,7 @@ weftComm* splitComm(weftComm* parent, int color, int key) {
     std::memcpy(mine.blob, blob.data(), blob.size());
   }
   // The split is an operation of the parent: it takes its turn like any collective.
-  std::vector<SplitRecord> all(parent->nranks);
+  std::vector<SplitRecord> all;
   std::vector<Ticket> tickets = issueTickets({parent});
   {
     struct Release {
@@ -114,17 +114,8 @@ weftComm* splitComm(weftComm* parent, int color, int key) {
     } release{tickets};
     waitTurns(tickets);
     parent->throwIfFailed();
-    CommChannel channel(*parent, kCollectiveChannel, "weftCommSplit");
-    CollArgs args;
-    args.sendbuff = &mine;
-    args.recvbuff = all.data();
-    args.count = sizeof(SplitRecord);
-    args.type = weftUint8;
     try {
-      if (parent->nranks == 1)
-        all[0] = mine;
-      else
-        allGatherRing(args, channel);
+      all = allGatherRecords(*parent, mine, "weftCommSplit");  // one rank: the ring copies its own record
     } catch (const Error& e) {
       parent->setError(e.code(), e.what());
       throw;
