@@ -139,9 +139,14 @@ WEFT_API weftResult_t weftCommAbort(weftComm_t comm) {
   return guarded(__func__, [&] {
     requireComm(comm);
     // Running and queued operations see the flag and fail at once; then nothing uses the communicator.
+    // An abort that is the communicator's first failure is news to the peers, which may be waiting on
+    // this rank: they are told once no operation uses the connections any more.
+    bool first = comm->setError(weftInvalidUsage, "the communicator was aborted");
     comm->aborted = true;
-    comm->setError(weftInvalidUsage, "the communicator was aborted");
     waitIdle(comm);
+    if (first && comm->control) {
+      comm->control->announceFault(weftRemoteError, fmt::format("rank {} aborted the communicator", comm->rank));
+    }
     comm->plans.detachAll();
     comm->magic = 0;
     delete comm;

@@ -55,8 +55,9 @@ void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets) {
     for (const Ticket& t : tickets) t.comm->throwIfFailed();
     runOps(ops);
   } catch (const Error& e) {
-    // The communicators' connections may now hold half-finished messages: none can be trusted again.
-    for (const Ticket& t : tickets) t.comm->setError(e.code(), e.what());
+    // The communicators' connections may now hold half-finished messages: none can be trusted again,
+    // and peers waiting on this rank must learn why.
+    for (const Ticket& t : tickets) t.comm->failAndTell(e.code(), e.what());
     throw;
   }
 }

@@ -57,14 +57,15 @@ std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
   info.nranks = comm.nranks;
   info.timeoutSeconds = static_cast<double>(comm.timeout.count());
   info.reduce = reduceKernel;
-  info.aborted = [](const void* c) { return static_cast<const weftComm*>(c)->aborted.load() ? 1 : 0; };
-  info.hostComm = &comm;
+  auto watch = std::make_unique<BackendWatch>(comm);
+  info.aborted = BackendWatch::aborted;
+  info.hostComm = watch.get();
 
   SetupRecord mine{};
   void* bcomm = nullptr;
   if (ops != nullptr && ops->commPrepare(plugin->context, &info, mine.address, &bcomm) == weftSuccess) mine.ok = 1;
   std::unique_ptr<Backend> backend;
-  if (mine.ok == 1) backend = std::make_unique<Backend>(*plugin, bcomm);
+  if (mine.ok == 1) backend = std::make_unique<Backend>(*plugin, bcomm, std::move(watch));
   std::vector<SetupRecord> all = exchange(comm, mine);
   if (!everyoneOk(all)) {
     log::debug("collective backend not used: not every rank could prepare one");
@@ -91,13 +92,20 @@ Backend::~Backend() { plugin_.plugin->backend->commDestroy(bcomm_); }
 
 const char* Backend::name() const { return plugin_.name.c_str(); }
 
+template <typename Call>
+void Backend::call(const char* operation, Call&& call) {
+  watch_->begin(operation, plugin_.name.c_str());
+  weftResult_t r = call();
+  if (r == weftSuccess) return;
+  watch_->throwIfFault();
+  fail(r, "{} ({} backend): {}", operation, plugin_.name, plugin_.plugin->backend->lastError(bcomm_));
+}
+
 bool Backend::run(weftCollType_t coll, const CollArgs& args, const char* operation) {
   const weftBackendOps_v1* ops = plugin_.plugin->backend;
   weftBackendOp_v1 op{coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
   if (ops->supports(bcomm_, &op) == 0) return false;
-  if (weftResult_t r = ops->run(bcomm_, &op); r != weftSuccess) {
-    fail(r, "{} ({} backend): {}", operation, plugin_.name, ops->lastError(bcomm_));
-  }
+  call(operation, [&] { return ops->run(bcomm_, &op); });
   return true;
 }
 
@@ -107,9 +115,7 @@ bool Backend::runList(weftCollType_t coll, const CollArgs& total, std::span<cons
   if (list == nullptr) return false;
   weftBackendOp_v1 op{coll, nullptr, nullptr, total.count, total.type, total.op, total.root};
   if (list->supportsList(bcomm_, &op) == 0) return false;
-  if (weftResult_t r = list->runList(bcomm_, &op, buffers.data(), buffers.size()); r != weftSuccess) {
-    fail(r, "{} ({} backend): {}", operation, plugin_.name, plugin_.plugin->backend->lastError(bcomm_));
-  }
+  call(operation, [&] { return list->runList(bcomm_, &op, buffers.data(), buffers.size()); });
   return true;
 }
 
@@ -125,9 +131,7 @@ bool Backend::runMany(std::span<const weftBackendOp_v1> ops, const char* operati
   for (const weftBackendOp_v1& op : ops) {
     if (plugin_.plugin->backend->supports(bcomm_, &op) == 0) return false;
   }
-  if (weftResult_t r = list->runMany(bcomm_, ops.data(), ops.size()); r != weftSuccess) {
-    fail(r, "{} ({} backend): {}", operation, plugin_.name, plugin_.plugin->backend->lastError(bcomm_));
-  }
+  call(operation, [&] { return list->runMany(bcomm_, ops.data(), ops.size()); });
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "core/algorithms/algorithms.h"
+#include "core/comm/backend_watch.h"
 #include "weft/plugin.h"
 
 struct weftComm;
@@ -22,7 +23,8 @@ class Backend {
   // the exchange itself fails (a dead peer).
   static std::unique_ptr<Backend> setUp(weftComm& comm);
 
-  Backend(const LoadedPlugin& plugin, void* bcomm) : plugin_(plugin), bcomm_(bcomm) {}
+  Backend(const LoadedPlugin& plugin, void* bcomm, std::unique_ptr<BackendWatch> watch)
+      : plugin_(plugin), bcomm_(bcomm), watch_(std::move(watch)) {}
   ~Backend();
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
@@ -41,8 +43,14 @@ class Backend {
   bool runMany(std::span<const weftBackendOp_v1> ops, const char* operation);
 
  private:
+  // Runs one plugin call, named for stall reports; turns its failure into an Error (a peer's fault notice
+  // first, when one ended the call).
+  template <typename Call>
+  void call(const char* operation, Call&& call);
+
   const LoadedPlugin& plugin_;
   void* bcomm_;
+  std::unique_ptr<BackendWatch> watch_;  // the plugin's aborted() callback reads it: lives as long as bcomm_
 };
 
 }  // namespace weft

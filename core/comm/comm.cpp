@@ -2,13 +2,17 @@
 
 #include "core/common/error.h"
 
-void weftComm::setError(weftResult_t code, const std::string& message) {
+bool weftComm::setError(weftResult_t code, const std::string& message) {
   std::lock_guard lock(errorMutex);
-  if (asyncError == weftSuccess) {
-    asyncError = code;
-    asyncErrorMessage = message;
-    failed.store(true, std::memory_order_release);
-  }
+  if (asyncError != weftSuccess) return false;
+  asyncError = code;
+  asyncErrorMessage = message;
+  failed.store(true, std::memory_order_release);
+  return true;
+}
+
+void weftComm::failAndTell(weftResult_t code, const std::string& message) {
+  if (setError(code, message) && control) control->announceFault(code, message);
 }
 
 void weftComm::throwIfFailed() {

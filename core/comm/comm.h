@@ -13,6 +13,7 @@
 
 #include "core/comm/backend.h"
 #include "core/comm/connections.h"
+#include "core/comm/control_channel.h"
 #include "core/comm/peer_info.h"
 #include "core/tuner/tuner.h"
 #include "fusion/fusion_config.h"
@@ -28,11 +29,13 @@ struct weftComm {
   std::string hostId;
   std::vector<weft::PeerInfo> peers;
   std::unique_ptr<weft::Connections> connections;
-  weft::HostLayout hosts;             // which ranks share a host (from the peers' host identities)
-  weft::Tuner tuner;                  // from WEFT_ALGO and WEFT_TUNING_FILE when the communicator was made
-  std::chrono::seconds timeout{600};  // WEFT_TIMEOUT when the communicator was made
-  bool checkCalls = false;            // WEFT_CHECK when the communicator was made (core/collectives/check_calls.h)
-  uint64_t checkedCalls = 0;          // collectives checked so far (under the turn)
+  std::unique_ptr<weft::ControlChannel> control;  // after connections: destroyed before them
+  weft::HostLayout hosts;                         // which ranks share a host (from the peers' host identities)
+  weft::Tuner tuner;                   // from WEFT_ALGO and WEFT_TUNING_FILE when the communicator was made
+  std::chrono::seconds timeout{600};   // WEFT_TIMEOUT when the communicator was made
+  std::chrono::seconds stallWarn{60};  // WEFT_STALL_WARN (core/comm/stall_report.h); 0: off
+  bool checkCalls = false;    // WEFT_CHECK when the communicator was made (core/collectives/check_calls.h)
+  uint64_t checkedCalls = 0;  // collectives checked so far (under the turn)
 
   // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).
   bool backendTried = false;
@@ -75,8 +78,11 @@ struct weftComm {
   weftResult_t asyncError = weftSuccess;
   std::string asyncErrorMessage;
 
-  // Records the first failure; later operations on this communicator fail with it.
-  void setError(weftResult_t code, const std::string& message);
+  // Records the first failure; later operations on this communicator fail with it. True for the first.
+  bool setError(weftResult_t code, const std::string& message);
+  // setError, and when this failure is the first, tells the other ranks (control channel) so that their
+  // waits end too. Only under the turn: it uses the connections.
+  void failAndTell(weftResult_t code, const std::string& message);
   // Throws the recorded failure, if any.
   void throwIfFailed();
 };

@@ -1,11 +1,14 @@
 #include "core/comm/comm_channel.h"
 
+#include <fmt/ranges.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <thread>
 
+#include "core/comm/stall_report.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
 
@@ -13,6 +16,9 @@ namespace weft {
 namespace {
 // Passes over the transfers before a waiting rank starts giving its core away.
 constexpr int kSpinRounds = 64;
+// How long a rank whose connection to a peer broke waits for that peer's (or anyone's) fault notice, which
+// says whether the peer died or gave up because of another rank.
+constexpr auto kNoticeGrace = std::chrono::milliseconds(200);
 }  // namespace
 
 CommChannel::CommChannel(weftComm& comm, int channel, std::string operation)
@@ -97,6 +103,7 @@ bool CommChannel::finish(Transfer& t) {
   weftResult_t r = comm_.connections->ops(t.peer).test(t.request, &done, &size);
   if (r != weftSuccess) {
     t.request = nullptr;
+    if (comm_.control->awaitFault(kNoticeGrace)) comm_.control->throwIfFault(operation_);
     fail(r, "{}: {} rank {} failed: {} (the peer died, closed the connection or sent something unexpected)",
          operation_, t.isRecv ? "receive from" : "send to", t.peer, weftGetErrorString(r));
   }
@@ -148,6 +155,9 @@ void CommChannel::waitAll(std::span<Request> requests) {
   std::chrono::steady_clock::time_point deadline{};
   bool clockRunning = false;
   int idleRounds = 0;
+  StallReport stall(comm_, operation_);
+  comm_.control->pollNowAndThen();  // also when this wait turns out short: see pollNowAndThen
+  comm_.control->throwIfFault(operation_);
   while (!allDone()) {
     if (comm_.aborted.load(std::memory_order_relaxed))
       fail(weftInvalidUsage, "{}: communicator aborted", operation_);
@@ -170,6 +180,9 @@ void CommChannel::waitAll(std::span<Request> requests) {
       if (!clockRunning) deadline = now + timeout_;
       clockRunning = true;
       if (now > deadline) timedOut(requests);
+      if (stall.due(now, deadline - timeout_)) stall.report(now, silentPeers(requests));
+      comm_.control->pollNowAndThen(now);
+      comm_.control->throwIfFault(operation_);
     }
     backOff(++idleRounds, *stalled);
   }
@@ -191,14 +204,18 @@ void CommChannel::backOff(int idleRounds, const Transfer& stalled) {
   }
 }
 
-void CommChannel::timedOut(std::span<Request> requests) {
-  std::string peers;
+std::string CommChannel::silentPeers(std::span<const Request> requests) const {
+  std::set<int> peers;
   for (const Request& request : requests) {
     auto* t = static_cast<const Transfer*>(request.handle);
-    if (t != nullptr && !t->done) peers += (peers.empty() ? "" : ", ") + std::to_string(t->peer);
+    if (t != nullptr && !t->done) peers.insert(t->peer);
   }
-  fail(weftTimeout, "{}: rank {} heard nothing from rank(s) {} for {} s (WEFT_TIMEOUT)", operation_, comm_.rank,
-       peers, timeout_.count());
+  return fmt::format("rank(s) {}", fmt::join(peers, ", "));
+}
+
+void CommChannel::timedOut(std::span<const Request> requests) {
+  fail(weftTimeout, "{}: rank {} heard nothing from {} for {} s (WEFT_TIMEOUT)", operation_, comm_.rank,
+       silentPeers(requests), timeout_.count());
 }
 
 void* CommChannel::scratch(int slot, size_t bytes) {

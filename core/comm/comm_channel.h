@@ -51,7 +51,9 @@ class CommChannel : public Channel {
   bool progress(const Transfer*& stalled);
   // Gives the core away while nothing moves, more and more patiently.
   void backOff(int idleRounds, const Transfer& stalled);
-  [[noreturn]] void timedOut(std::span<Request> requests);
+  // The peers of unfinished requests, for messages: "rank(s) 1, 3".
+  std::string silentPeers(std::span<const Request> requests) const;
+  [[noreturn]] void timedOut(std::span<const Request> requests);
   uint32_t nextTag(int peer, bool isRecv);
 
   weftComm& comm_;

@@ -99,13 +99,33 @@ void* Connections::trySend(int peer, int channel) {
 void* Connections::tryRecv(int peer, int channel) {
   Key key{peer, channel};
   if (auto it = recvComms_.find(key); it != recvComms_.end()) return it->second;
-  // Accept whatever has arrived on the peer's transport, filing each under its connector.
-  Link& link = links_[linkOf_[peer]];
+  acceptArrived(links_[linkOf_[peer]]);
+  auto it = recvComms_.find(key);
+  return it == recvComms_.end() ? nullptr : it->second;
+}
+
+void Connections::acceptArrived() {
+  for (Link& link : links_) acceptArrived(link);
+}
+
+std::vector<int> Connections::connectedFrom(int channel) const {
+  std::vector<int> peers;
+  for (const auto& [key, comm] : recvComms_) {
+    if (key.second == channel) peers.push_back(key.first);
+  }
+  return peers;
+}
+
+// Accepts whatever has arrived on the link's transport, filing each under its connector.
+void Connections::acceptArrived(Link& link) {
   for (;;) {
     void* comm = nullptr;
     uint64_t connectorId = 0;
-    check(link.plugin->plugin->transport->accept(link.listener, &comm, &connectorId), "accept", link.plugin->name,
-          peer);
+    weftResult_t r = link.plugin->plugin->transport->accept(link.listener, &comm, &connectorId);
+    if (r != weftSuccess) {
+      fail(r == weftRemoteError ? weftRemoteError : weftSystemError, "{} transport: accept failed: {}",
+           link.plugin->name, weftGetErrorString(r));
+    }
     if (comm == nullptr) break;
     int fromRank = static_cast<int>(connectorId >> 8);
     int fromChannel = static_cast<int>(connectorId & 0xff);
@@ -118,8 +138,6 @@ void* Connections::tryRecv(int peer, int channel) {
     }
     recvComms_[{fromRank, fromChannel}] = comm;
   }
-  auto it = recvComms_.find(key);
-  return it == recvComms_.end() ? nullptr : it->second;
 }
 
 void Connections::waitReady(int peer, int timeoutUs) {

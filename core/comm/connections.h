@@ -3,7 +3,8 @@
 // Each rank listens once per transport (the handles travel in the bootstrap). The first message from
 // rank a to rank b on channel c makes a connect from a; b accepts it when it first receives from a on
 // c. Both calls are non-blocking, so a rank waiting to accept never stops its own sends from starting.
-// Channels keep traffic apart that must not interleave: 0 for collectives, 1 for Send/Recv.
+// Channels keep traffic apart that must not interleave: 0 for collectives, 1 for Send/Recv, 2 for the
+// control channel (fault notices and stall reports, core/comm/control_channel.h).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@
 
 namespace weft {
 
-enum ChannelId : int { kCollectiveChannel = 0, kPointToPointChannel = 1, kNumChannels = 2 };
+enum ChannelId : int { kCollectiveChannel = 0, kPointToPointChannel = 1, kControlChannel = 2, kNumChannels = 3 };
 
 class Connections {
  public:
@@ -36,6 +37,11 @@ class Connections {
   // Non-blocking: the connection, or nullptr while it is not ready yet.
   void* trySend(int peer, int channel);
   void* tryRecv(int peer, int channel);
+  // Accepts every connection that has arrived on any transport. The transports refuse and log those
+  // without the job's token, so calling this while waiting also drains strangers from the listeners.
+  void acceptArrived();
+  // The peers that have connected to this rank on `channel` so far.
+  std::vector<int> connectedFrom(int channel) const;
 
   const weftTransportOps_v1& ops(int peer) const { return *links_[linkOf_[peer]].plugin->plugin->transport; }
   // Lets the core sleep until the transport serving `peer` may progress.
@@ -52,6 +58,8 @@ class Connections {
     NetHandle handle{};
   };
   using Key = std::pair<int, int>;  // (peer, channel)
+
+  void acceptArrived(Link& link);
 
   uint64_t token_;
   int rank_ = -1;

@@ -29,6 +29,7 @@ std::unique_ptr<weftComm> prepare(uint64_t token, int rank, int nranks) {
   comm->token = token;
   comm->tuner = tuner;
   comm->timeout = std::chrono::seconds(config::getInt("WEFT_TIMEOUT", 600));  // read once: not per call
+  comm->stallWarn = std::chrono::seconds(config::getInt("WEFT_STALL_WARN", 60));
   comm->checkCalls = config::getInt("WEFT_CHECK", 0) != 0;
   comm->hostId = hostIdentity();
   comm->connections = std::make_unique<Connections>(token, loadedTransports());
@@ -66,6 +67,7 @@ void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   comm.tuner.setShape(shapeOf(comm));
   comm.sentTo.assign(comm.nranks, 0);
   comm.receivedFrom.assign(comm.nranks, 0);
+  comm.control = std::make_unique<ControlChannel>(comm);
   log::info("communicator ready: rank {} of {} ({} hosts)", comm.rank, comm.nranks, comm.hosts.numHosts());
 }
 
@@ -117,7 +119,7 @@ weftComm* splitComm(weftComm* parent, int color, int key) {
     try {
       all = allGatherRecords(*parent, mine, "weftCommSplit");  // one rank: the ring copies its own record
     } catch (const Error& e) {
-      parent->setError(e.code(), e.what());
+      parent->failAndTell(e.code(), e.what());
       throw;
     }
   }

@@ -34,6 +34,9 @@ const std::vector<Variable>& variables() {
        "interfaces for bootstrap and tcp: comma list of name prefixes, ^ excludes, = exact match"},
       {"WEFT_SOCKET_BUFFER", "4194304", "tcp socket send/receive buffer bytes (0: the kernel's autotuning)"},
       {"WEFT_SOCKET_FAMILY", nullptr, "tcp: AF_INET or AF_INET6 to force an address family"},
+      {"WEFT_SOCKET_DEAD_PEER", "8",
+       "tcp: seconds after which a peer host that stopped answering (keepalive probes, unacknowledged data) "
+       "fails its connections; 0: the kernel's defaults (hours)"},
       {"WEFT_SHM_CMA", "1",
        "shm: 0 copies large messages through the ring instead of reading them with process_vm_readv"},
       {"WEFT_SHM_RING_BYTES", "4194304", "shm: ring bytes per connection, a power of two from 64K to 1G"},
@@ -49,6 +52,9 @@ const std::vector<Variable>& variables() {
        "refuse a mismatch with weftInvalidUsage naming the ranks (costs one small exchange per call)"},
       {"WEFT_TIMEOUT", "600",
        "seconds any wait may last before the call returns weftTimeout (read at communicator creation)"},
+      {"WEFT_STALL_WARN", "60",
+       "seconds a rank may wait in one operation before it warns whom it waits for, again at 2x, 4x, ...; rank 0 "
+       "adds which ranks have not reached the operation (0: off; read at communicator creation)"},
       {"WEFT_TUNING_FILE", nullptr,
        "JSON tuning file written by commperf --calibrate; its measurements replace the tuner's defaults "
        "(read at the first communicator; docs/tuning.md)"},

@@ -7,11 +7,14 @@
 #include <cstdio>
 
 #include "tcp_log.h"
+#include "tcp_socket.h"
 
 namespace weft::tcp {
 
 Connection::Connection(Context* ctx, int fd, bool isSend, const sockaddr_storage& peer)
-    : ctx_(ctx), isSend_(isSend), peer_(formatAddress(peer)), socket_(ctx, fd, 0) {}
+    : ctx_(ctx), isSend_(isSend), peer_(formatAddress(peer)), socket_(ctx, fd, 0) {
+  watchLiveness(fd, ctx->deadPeerSeconds());
+}
 
 Connection::~Connection() {
   if (outstanding_ > 0) {

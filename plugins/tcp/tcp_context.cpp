@@ -33,8 +33,12 @@ int PolledSocket::release() {
   return fd;
 }
 
-Context::Context(const weftPluginHost_v1* host, Interface iface, long long bufferBytes)
-    : host_(host), iface_(std::move(iface)), bufferBytes_(bufferBytes), epollFd_(epoll_create1(EPOLL_CLOEXEC)) {}
+Context::Context(const weftPluginHost_v1* host, Interface iface, long long bufferBytes, int deadPeerSeconds)
+    : host_(host),
+      iface_(std::move(iface)),
+      bufferBytes_(bufferBytes),
+      deadPeerSeconds_(deadPeerSeconds),
+      epollFd_(epoll_create1(EPOLL_CLOEXEC)) {}
 
 // Pending connects unregister their sockets from this context: gone before the registry is.
 Context::~Context() {

@@ -42,7 +42,7 @@ class PolledSocket {
 
 class Context {
  public:
-  Context(const weftPluginHost_v1* host, Interface iface, long long bufferBytes);
+  Context(const weftPluginHost_v1* host, Interface iface, long long bufferBytes, int deadPeerSeconds);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -50,6 +50,7 @@ class Context {
   const weftPluginHost_v1* host() const { return host_; }
   const Interface& iface() const { return iface_; }
   long long bufferBytes() const { return bufferBytes_; }
+  int deadPeerSeconds() const { return deadPeerSeconds_; }  // WEFT_SOCKET_DEAD_PEER (watchLiveness)
 
   // Blocks up to timeoutUs (<= 0: does not block) until a registered socket is ready for what it waits for.
   // An epoll set holds every socket, so a wait costs the same with 2 peers or 2000.
@@ -71,6 +72,7 @@ class Context {
   const weftPluginHost_v1* host_;
   Interface iface_;
   long long bufferBytes_;
+  int deadPeerSeconds_;
   std::mutex mutex_;
   std::unordered_set<PolledSocket*> sockets_;
   int epollFd_;

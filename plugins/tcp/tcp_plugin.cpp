@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -64,6 +65,16 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
       return weftInvalidArgument;
     }
     const auto bufferBytes = static_cast<long long>(parsed);
+    int deadPeerSeconds = kDefaultDeadPeerSeconds;
+    if (const char* d = config("WEFT_SOCKET_DEAD_PEER"); d != nullptr && *d != '\0') {
+      char* end = nullptr;
+      long seconds = std::strtol(d, &end, 10);
+      if (*end != '\0' || seconds < 0 || seconds > 86400) {
+        logf(host, weftLogError, "init: WEFT_SOCKET_DEAD_PEER=%s is not a number of seconds from 0 to 86400", d);
+        return weftInvalidArgument;
+      }
+      deadPeerSeconds = static_cast<int>(seconds);
+    }
     const char* ifname = config("WEFT_SOCKET_IFNAME");
     Interface iface;
     std::string error;
@@ -76,7 +87,7 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
          iface.addr.ss_family == AF_INET ? "IPv4" : "IPv6", bufferBytes,
          ifname != nullptr && *ifname != '\0' ? ", from WEFT_SOCKET_IFNAME=" : "",
          ifname != nullptr && *ifname != '\0' ? ifname : "");
-    *ctx = new Context(host, std::move(iface), bufferBytes);
+    *ctx = new Context(host, std::move(iface), bufferBytes, deadPeerSeconds);
     return weftSuccess;
   });
 }

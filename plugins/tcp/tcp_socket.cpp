@@ -33,6 +33,19 @@ void setNoDelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+void watchLiveness(int fd, int deadSeconds) {
+  if (deadSeconds <= 0) return;
+  int one = 1;
+  int idle = deadSeconds > 1 ? deadSeconds / 2 : 1;
+  int interval = 1;
+  int probes = deadSeconds - idle > 1 ? deadSeconds - idle : 1;
+  // Best effort, like the buffer sizes: a kernel without one of these still works, with longer detection.
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+}
+
 weftResult_t resultOfErrno(int err) {
   switch (err) {
     case ECONNRESET:

@@ -5,7 +5,7 @@ name the dead rank ("rank 2"); without it, at least one (a survivor may learn of
 survivor that gave up first, as in a ring).
 
 Usage: run_peer_death.py [--all-name] RANK_PROGRAM [extra environment NAME=VALUE ...]
-Three ranks, started without mpirun (weftCommInitFromEnv); rank 2 is killed once all have run a few
+Four ranks, started without mpirun (weftCommInitFromEnv); rank 2 is killed once all have run a few
 iterations.
 """
 import os
@@ -16,7 +16,7 @@ import time
 
 import launch
 
-NRANKS = 3
+NRANKS = 4
 VICTIM = 2
 DEADLINE_S = 10.0
 

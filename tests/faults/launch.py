@@ -6,14 +6,14 @@ import subprocess
 
 
 def parse_args(argv, flag):
-    """[flag] PROGRAM [NAME=VALUE ...] -> (flag given, program, extra environment)."""
-    given = bool(argv) and argv[0] == flag
+    """[flag] PROGRAM [NAME=VALUE ...] -> (flag given, program, extra environment). flag may be None."""
+    given = flag is not None and bool(argv) and argv[0] == flag
     if given:
         argv = argv[1:]
     return given, argv[0], dict(kv.split("=", 1) for kv in argv[1:])
 
 
-def start_ranks(program, nranks, extra_env, args=()):
+def start_ranks(program, nranks, extra_env, args=(), stderr=None):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -21,5 +21,6 @@ def start_ranks(program, nranks, extra_env, args=()):
     for rank in range(nranks):
         env = dict(os.environ, WEFT_RANK=str(rank), WEFT_SIZE=str(nranks), WEFT_ROOT=f"127.0.0.1:{port}",
                    **extra_env)
-        procs.append(subprocess.Popen([program, *args], env=env, stdout=subprocess.PIPE, text=True))
+        procs.append(subprocess.Popen([program, *args], env=env, stdout=subprocess.PIPE, stderr=stderr,
+                                      text=True))
     return procs

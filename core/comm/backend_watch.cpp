@@ -1,0 +1,28 @@
+#include "core/comm/backend_watch.h"
+
+#include <fmt/format.h>
+
+#include "core/comm/comm.h"
+
+namespace weft {
+void BackendWatch::begin(const char* operation, const char* backend) {
+  operation_ = fmt::format("{} ({} backend call #{})", operation, backend, calls_++);
+  started_ = Clock::now();
+  comm_.control->pollNowAndThen(started_);
+  comm_.control->throwIfFault(operation_);
+}
+
+bool BackendWatch::shouldStop() {
+  if (comm_.aborted.load(std::memory_order_relaxed)) return true;
+  // The plugin may call back every few microseconds while it spins: the control channel is polled only
+  // now and then, since it costs syscalls.
+  auto now = Clock::now();
+  comm_.control->pollNowAndThen(now);
+  if (comm_.control->fault()) return true;
+  if (stall_.due(now, started_)) stall_.report(now, "the backend's other ranks");
+  return false;
+}
+
+void BackendWatch::throwIfFault() const { comm_.control->throwIfFault(operation_); }
+
+}  // namespace weft

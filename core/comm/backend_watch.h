@@ -1,0 +1,47 @@
+// What a backend's waits call back into (weftBackendComm_v1::aborted, polled by the plugin while it
+// waits): the communicator's abort flag, and every 10 ms or so the control channel, so that another
+// rank's fault notice ends the wait too, and the stall report (WEFT_STALL_WARN), so that a backend call
+// that waits long says so like Weft's own waits do.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "core/comm/stall_report.h"
+
+struct weftComm;
+
+namespace weft {
+
+class BackendWatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit BackendWatch(weftComm& comm) : comm_(comm), stall_(comm, operation_) {}
+  BackendWatch(const BackendWatch&) = delete;
+  BackendWatch& operator=(const BackendWatch&) = delete;
+
+  // Before each backend call (throws a fault notice that came meanwhile): names it for stall reports
+  // ("weftAllReduce (shm backend call #7)"; calls are numbered alike on every rank, since every rank makes them in
+  // the same order).
+  void begin(const char* operation, const char* backend);
+  // True when the waiting call must end: the communicator was aborted, or a peer's fault notice came.
+  bool shouldStop();
+  // Throws the peer's fault notice that ended the call, if one did.
+  void throwIfFault() const;
+
+  // The plugin's callback.
+  static int aborted(const void* watch) {
+    return static_cast<BackendWatch*>(const_cast<void*>(watch))->shouldStop();
+  }
+
+ private:
+  weftComm& comm_;
+  std::string operation_;
+  StallReport stall_;  // after operation_, which it refers to
+  uint64_t calls_ = 0;
+  Clock::time_point started_{};
+};
+
+}  // namespace weft

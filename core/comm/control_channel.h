@@ -1,0 +1,104 @@
+// A communicator's control channel: small out-of-band messages between its ranks, on a channel of their
+// own (kControlChannel) over the same transports as the data.
+//
+// - Fault notices. When a rank's communicator fails (a peer died, a wait timed out, the user aborted),
+//   the rank tells the others at once, so that every rank's call ends within moments with the first
+//   failure's cause ("rank 2 ..."), instead of each waiting for a neighbour that has given up, and
+//   reporting that neighbour.
+// - Stall reports (WEFT_STALL_WARN, core/comm/stall_report.h).
+//
+// Connections are made only when a rank first sends: a healthy job pays only for an accept and a few
+// tests while a rank waits anyway (see CommChannel::waitAll). Everything here is best effort and bounded
+// in time: a peer that is gone is skipped, never waited for.
+#pragma once
+
+#include <chrono>
+#include <list>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/comm/control_message.h"
+
+struct weftComm;
+
+namespace weft {
+
+class ControlChannel {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  struct StallNews {
+    ControlMessage message;
+    Clock::time_point receivedAt;
+  };
+
+  explicit ControlChannel(weftComm& comm) : comm_(comm) {}
+  ControlChannel(const ControlChannel&) = delete;
+  ControlChannel& operator=(const ControlChannel&) = delete;
+
+  // Accepts connections that arrived, reads what came and moves pending sends along. Never throws: a
+  // control connection that fails is dropped (its peer's data connections say what happened).
+  void poll();
+  // poll() when the last was 10 ms ago or more: cheap enough for every collective and every idle pass,
+  // and often enough that a rank that never waits long still reads notices and drains strangers from its
+  // listeners.
+  void pollNowAndThen(Clock::time_point now = Clock::now()) {
+    if (now >= nextPoll_) {
+      nextPoll_ = now + kPollInterval;
+      poll();
+    }
+  }
+
+  // The first fault notice received, if any.
+  const std::optional<ControlMessage>& fault() const { return fault_; }
+  // Throws weftRemoteError with the fault notice's cause, if one came: `operation` ended because of it.
+  void throwIfFault(const std::string& operation) const;
+  // Polls up to `limit` for a fault notice. A peer that closed a data connection may have said why.
+  bool awaitFault(std::chrono::milliseconds limit);
+
+  // Says that this rank's communicator failed, or passes on the notice that failed it (unchanged, so
+  // every rank names the first failure). It goes to ranks rank + 1, + 2, + 4, ... (mod n), and each rank
+  // passes a notice on once, when it fails, so n ranks learn of a fault in about log2(n) steps with
+  // log2(n) messages each. Returns within about 200 ms.
+  void announceFault(weftResult_t code, const std::string& text);
+
+  // Tells `peer` that this rank has waited `seconds` in `what` (stall report).
+  void sendStall(int peer, uint32_t seconds, const std::string& what);
+  // The latest stall news from each rank that sent some.
+  const std::map<int, StallNews>& stallNews() const { return stallNews_; }
+
+ private:
+  struct Inbox {
+    void* connection = nullptr;
+    void* request = nullptr;
+    ControlBytes buffer{};
+    bool broken = false;
+  };
+  struct Outgoing {
+    int peer;
+    ControlBytes buffer;
+    void* connection = nullptr;
+    void* request = nullptr;
+  };
+
+  void send(int peer, const ControlMessage& message);
+  // Reads every inbox as far as it goes without blocking.
+  void readInboxes();
+  void deliver(int peer, const ControlBytes& bytes, size_t size);
+  // Moves each pending send a step; drops those done or failed. True when none is left.
+  bool progressSends();
+
+  static constexpr auto kPollInterval = std::chrono::milliseconds(10);
+
+  weftComm& comm_;
+  Clock::time_point nextPoll_{};
+  std::map<int, Inbox> inboxes_;
+  std::list<Outgoing> outgoing_;  // a list: the transports hold pointers into the buffers
+  std::optional<ControlMessage> fault_;
+  bool announced_ = false;
+  std::map<int, StallNews> stallNews_;
+};
+
+}  // namespace weft
