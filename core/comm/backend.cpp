@@ -21,10 +21,14 @@ struct SetupRecord {
   unsigned char address[WEFT_BACKEND_ADDRESS_BYTES];
 };
 
-// The first loaded plugin that offers backend calls, or null.
-const LoadedPlugin* backendPlugin() {
+// The first loaded plugin that offers backend calls and reaches every rank, or null. A backend that reaches
+// only its own host (shm) can serve only a communicator on one host; one that reaches any (mpi), every
+// communicator.
+const LoadedPlugin* backendPlugin(bool oneHost) {
   const auto& plugins = loadedTransports();
-  auto it = std::find_if(plugins.begin(), plugins.end(), [](const LoadedPlugin& p) { return p.plugin->backend; });
+  auto it = std::find_if(plugins.begin(), plugins.end(), [&](const LoadedPlugin& p) {
+    return p.plugin->backend && (oneHost || p.props.reach == weftReachAny);
+  });
   return it != plugins.end() ? &*it : nullptr;
 }
 
@@ -49,8 +53,10 @@ void reduceKernel(void* dst, const void* a, const void* b, size_t count, weftDat
 }  // namespace
 
 std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
-  if (comm.nranks < 2 || !allOnOneHost(comm)) return nullptr;
-  const LoadedPlugin* plugin = backendPlugin();
+  if (comm.nranks < 2) return nullptr;
+  // Each rank offers what its own plugins allow; the exchange below makes the answer the same everywhere.
+  const bool oneHost = allOnOneHost(comm);
+  const LoadedPlugin* plugin = backendPlugin(oneHost);
   const weftBackendOps_v1* ops = plugin != nullptr ? plugin->plugin->backend : nullptr;
   weftBackendComm_v1 info{};
   info.rank = comm.rank;
@@ -83,8 +89,8 @@ std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
     log::info("collective backend {} not used: {}", plugin->name, ops->lastError(bcomm));
   }
   if (!everyoneOk(exchange(comm, connected))) return nullptr;
-  log::info("collectives among the {} ranks of this host run in the {} plugin's backend", comm.nranks,
-            plugin->name);
+  log::info("collectives among the {} ranks{} run in the {} plugin's backend", comm.nranks,
+            oneHost ? " of this host" : "", plugin->name);
   return backend;
 }
 

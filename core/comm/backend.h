@@ -1,5 +1,5 @@
-// A communicator's backend: a plugin that runs whole collectives itself (today the shm plugin, for
-// communicators whose ranks all live on one host). Weft keeps argument checks, issue order, groups,
+// A communicator's backend: a plugin that runs whole collectives itself (the shm plugin for communicators
+// whose ranks all live on one host, the mpi plugin for any). Weft keeps argument checks, issue order, groups,
 // streams and weftAvg's division; the backend runs what it accepts, Weft's algorithms the rest.
 #pragma once
 
