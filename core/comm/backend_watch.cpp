@@ -5,11 +5,19 @@
 #include "core/comm/comm.h"
 
 namespace weft {
+
 void BackendWatch::begin(const char* operation, const char* backend) {
-  operation_ = fmt::format("{} ({} backend call #{})", operation, backend, calls_++);
+  operation_ = operation;
+  backend_ = backend;
+  ++call_;
   started_ = Clock::now();
   comm_.control->pollNowAndThen(started_);
-  comm_.control->throwIfFault(operation_);
+  throwIfFault();
+}
+
+const std::string& BackendWatch::name() {
+  name_ = fmt::format("{} ({} backend call #{})", operation_, backend_, call_);
+  return name_;
 }
 
 bool BackendWatch::shouldStop() {
@@ -19,10 +27,15 @@ bool BackendWatch::shouldStop() {
   auto now = Clock::now();
   comm_.control->pollNowAndThen(now);
   if (comm_.control->fault()) return true;
-  if (stall_.due(now, started_)) stall_.report(now, "the backend's other ranks");
+  if (stall_.due(now, started_)) {
+    name();
+    stall_.report(now, "the backend's other ranks");
+  }
   return false;
 }
 
-void BackendWatch::throwIfFault() const { comm_.control->throwIfFault(operation_); }
+void BackendWatch::throwIfFault() {
+  if (comm_.control->fault()) comm_.control->throwIfFault(name());
+}
 
 }  // namespace weft

@@ -18,7 +18,7 @@ class BackendWatch {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit BackendWatch(weftComm& comm) : comm_(comm), stall_(comm, operation_) {}
+  explicit BackendWatch(weftComm& comm) : comm_(comm), stall_(comm, name_) {}
   BackendWatch(const BackendWatch&) = delete;
   BackendWatch& operator=(const BackendWatch&) = delete;
 
@@ -29,7 +29,7 @@ class BackendWatch {
   // True when the waiting call must end: the communicator was aborted, or a peer's fault notice came.
   bool shouldStop();
   // Throws the peer's fault notice that ended the call, if one did.
-  void throwIfFault() const;
+  void throwIfFault();
 
   // The plugin's callback.
   static int aborted(const void* watch) {
@@ -37,10 +37,16 @@ class BackendWatch {
   }
 
  private:
+  // The call's name, made only when a report or an error needs it: a small call takes well under a
+  // microsecond, and formatting a name every time would cost a fair part of that.
+  const std::string& name();
+
   weftComm& comm_;
-  std::string operation_;
-  StallReport stall_;  // after operation_, which it refers to
-  uint64_t calls_ = 0;
+  const char* operation_ = "";
+  const char* backend_ = "";
+  uint64_t call_ = 0;  // numbered from 1
+  std::string name_;
+  StallReport stall_;  // after name_, which it refers to
   Clock::time_point started_{};
 };
 
