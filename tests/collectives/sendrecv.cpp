@@ -70,7 +70,10 @@ void verify(Message& m, Report& report) {
   if (!m.send.guardsIntact(&bad) || !m.recv.guardsIntact(&bad)) {
     reportFailure(report, "guard byte overwritten at offset " + std::to_string(bad) + ": " + what);
   }
-  if (m.send.allocated() && std::memcmp(m.send.data(), m.sendCopy.data(), m.sendCopy.size()) != 0) {
+  // A count-0 message keeps an empty copy whose data() is null, and memcmp's arguments must not be null even
+  // for 0 bytes (UBSan, nonnull-attribute).
+  if (m.send.allocated() && !m.sendCopy.empty() &&
+      std::memcmp(m.send.data(), m.sendCopy.data(), m.sendCopy.size()) != 0) {
     reportFailure(report, "send buffer modified: " + what);
   }
   if (!m.recv.allocated()) return;

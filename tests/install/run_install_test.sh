@@ -12,7 +12,10 @@ trap 'rm -rf "$prefix"' EXIT
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 export PKG_CONFIG_PATH=$(echo "$prefix"/lib*/pkgconfig)
-cc -std=c99 -Wall -Wextra -Werror -pedantic "$here/consumer.c" $(pkg-config --cflags --libs weft) -lm \
+# CFLAGS: set by a sanitized tree (WEFT_SANITIZE), whose libweft.so needs its consumers built with the same
+# runtime; CMake reads it too, for the find_package consumer.
+# shellcheck disable=SC2086
+cc ${CFLAGS:-} -std=c99 -Wall -Wextra -Werror -pedantic "$here/consumer.c" $(pkg-config --cflags --libs weft) -lm \
   -o "$prefix/consumer"
 cmake -S "$here/cmake_consumer" -B "$prefix/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/cmake-consumer" >/dev/null
