@@ -11,6 +11,7 @@
 #include "core/comm/comm_channel.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
+#include "core/common/rank_list.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -57,13 +58,6 @@ std::string describe(const Fingerprint& f) {
   return text + fmt::format(" (call #{})", f.call);
 }
 
-// "ranks 0, 2" / "rank 1".
-std::string rankList(const std::vector<int>& ranks) {
-  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
-  return text;
-}
-
 }  // namespace
 
 void checkSameCall(const Op& op) {
@@ -79,7 +73,7 @@ void checkSameCall(const Op& op) {
   for (const auto& [fingerprint, ranks] : ranksOf) {
     calls += fmt::format("{}{}: {}", calls.empty() ? "" : "; ", rankList(ranks), describe(fingerprint));
   }
-  fail(weftInvalidUsage, "WEFT_CHECK: the ranks' calls differ: {}", calls);
+  throw AgreedError(weftInvalidUsage, fmt::format("WEFT_CHECK: the ranks' calls differ: {}", calls));
 }
 
 }  // namespace weft

@@ -56,8 +56,15 @@ void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets) {
     runOps(ops);
   } catch (const Error& e) {
     // The communicators' connections may now hold half-finished messages: none can be trusted again,
-    // and peers waiting on this rank must learn why.
-    for (const Ticket& t : tickets) t.comm->failAndTell(e.code(), e.what());
+    // and peers waiting on this rank must learn why (unless they all find the same failure themselves).
+    const bool agreed = dynamic_cast<const AgreedError*>(&e) != nullptr;
+    for (const Ticket& t : tickets) {
+      if (agreed) {
+        t.comm->setError(e.code(), e.what());
+      } else {
+        t.comm->failAndTell(e.code(), e.what());
+      }
+    }
     throw;
   }
 }

@@ -6,18 +6,13 @@
 #include "core/comm/comm.h"
 #include "core/comm/control_channel.h"
 #include "core/common/log.h"
+#include "core/common/rank_list.h"
 
 namespace weft {
 namespace {
 
 long wholeSeconds(StallReport::Clock::duration d) {
   return static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
-}
-
-std::string rankList(const std::vector<int>& ranks) {
-  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
-  return text;
 }
 
 }  // namespace

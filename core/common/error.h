@@ -20,6 +20,14 @@ class Error : public std::runtime_error {
   weftResult_t code_;
 };
 
+// A failure that every rank of the communicator finds alike (WEFT_CHECK's verdict on the ranks' calls). It
+// is not announced to the other ranks (core/comm/control_channel.h): they reach the same verdict
+// themselves, and a notice arriving first would replace their own, more precise message.
+class AgreedError : public Error {
+ public:
+  using Error::Error;
+};
+
 template <typename... Args>
 [[noreturn]] void fail(weftResult_t code, fmt::format_string<Args...> format, Args&&... args) {
   throw Error(code, fmt::format(format, std::forward<Args>(args)...));
