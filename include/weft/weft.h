@@ -137,6 +137,9 @@ WEFT_API weftResult_t weftCommInitFromEnv(weftComm_t* comm);
 WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm);
 WEFT_API weftResult_t weftCommCount(const weftComm_t comm, int* count);
 WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
+/* Destroy: the orderly end, after every operation on comm finished. Abort: the error path; ends operations
+ * blocked on comm in other threads, frees everything without waiting on a peer, and, when nothing had failed
+ * on comm before, tells the other ranks ("rank N aborted the communicator") so that their waits end too. */
 WEFT_API weftResult_t weftCommDestroy(weftComm_t comm);
 WEFT_API weftResult_t weftCommAbort(weftComm_t comm);
 WEFT_API weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);

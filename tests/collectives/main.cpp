@@ -24,7 +24,7 @@ void usage(const char* argv0) {
                "usage: %s [options]\n"
                "  --section S        collectives | split | stream | sendrecv | all (default all)\n"
                "  --max-count N      only counts <= N\n"
-               "  --counts A,B,...   the counts to sweep (default 0,1,7,1000,1048579)\n"
+               "  --counts A,B,...   the counts to sweep (default 0,1,7,1000,1048579, or COLLTEST_COUNTS)\n"
                "  --full             every combination at counts > %zu too (slow)\n"
                "  --algo STR         one WEFT_ALGO setting only, e.g. \"allreduce:ring\" ('default' = unset)\n"
                "  --coll NAME        one collective only (AllReduce, Broadcast, Reduce, AllGather,\n"
@@ -58,6 +58,12 @@ bool parseSizeList(const char* text, std::vector<size_t>* out) {
 
 bool parseOptions(int argc, char** argv, Options* opt) {
   size_t maxCount = static_cast<size_t>(-1);
+  // COLLTEST_COUNTS replaces the default counts where the command line cannot change: the sanitized run
+  // (tests/sanitizers/run_sanitized.sh) keeps the suite's entries but sweeps smaller large counts, since
+  // checking a million elements per call under ASan costs more than the collective itself.
+  if (const char* counts = std::getenv("COLLTEST_COUNTS"); counts != nullptr && *counts != '\0') {
+    if (!parseSizeList(counts, &opt->counts)) return false;
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
