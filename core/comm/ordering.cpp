@@ -45,16 +45,19 @@ void waitTurns(std::span<const Ticket> tickets) {
 
 void finishTurns(std::span<const Ticket> tickets) {
   for (const Ticket& t : tickets) {
+    // Counted and notified under the mutex, and the communicator not touched after letting go of it: once
+    // the last ticket is counted, waitIdle returns and its caller (weftCommDestroy, weftCommAbort) deletes
+    // the communicator. Counting first and notifying after, outside the mutex, raced with that delete
+    // (ThreadSanitizer: notify_all against the condition variable's destructor, in the abort test).
+    std::lock_guard lock(t.comm->orderMutex);
     t.comm->executed.fetch_add(1);
-    if (t.comm->orderWaiters.load() == 0) continue;
-    { std::lock_guard lock(t.comm->orderMutex); }  // a waiter between its look and its sleep has slept now
-    t.comm->orderChanged.notify_all();
+    if (t.comm->orderWaiters.load() != 0) t.comm->orderChanged.notify_all();
   }
 }
 
 void waitIdle(weftComm* comm) {
-  auto idle = [&] { return comm->executed.load() == comm->issued.load(); };
-  if (!idle()) sleepUntil(comm, idle);
+  // Always looks under the mutex (sleepUntil): idle seen there means the finisher has let go of it.
+  sleepUntil(comm, [&] { return comm->executed.load() == comm->issued.load(); });
 }
 
 }  // namespace weft

@@ -20,7 +20,14 @@
 #include <cpuid.h>
 #include <immintrin.h>
 #define WEFT_HAVE_F16C 1
+#if defined(__SANITIZE_THREAD__)
+// GCC instruments target_clones' ifunc resolvers for ThreadSanitizer (a __tsan_func_entry call through the
+// PLT), and the dynamic linker runs a resolver while it is still relocating libweft.so, before that PLT
+// works: every program died before main. A TSan build (WEFT_SANITIZE=thread) keeps one portable copy.
+#define WEFT_CLONES
+#else
 #define WEFT_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
 #define WEFT_TARGET_F16C __attribute__((target("avx2,f16c")))
 #else
 #define WEFT_HAVE_F16C 0

@@ -2,11 +2,13 @@
 // keeps the process's (full) mask when it is not. Each case runs in a forked child whose affinity the test
 // sets with sched_setaffinity; the worker reports its own mask through sched_getaffinity, and the expected
 // mask comes from /sys/devices/system/node/node*/cpulist.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <optional>
 
 #include "core/stream/stream.h"
@@ -29,7 +31,15 @@ std::string streamWorkerAffinityInChild(const std::set<unsigned>& cpus) {
       cpu_set_t mask;
       CPU_ZERO(&mask);
       for (unsigned cpu : cpus) CPU_SET(cpu, &mask);
-      if (sched_setaffinity(0, sizeof(mask), &mask) != 0) _exit(3);
+      // Every thread of the child, not only this one: the process's binding is the union of its threads',
+      // and a sanitizer's runtime keeps a thread of its own (ThreadSanitizer's survives fork).
+      DIR* tasks = opendir("/proc/self/task");
+      if (tasks == nullptr) _exit(3);
+      for (const dirent* task; (task = readdir(tasks)) != nullptr;) {
+        if (task->d_name[0] == '.') continue;
+        if (sched_setaffinity(static_cast<pid_t>(std::atoi(task->d_name)), sizeof(mask), &mask) != 0) _exit(3);
+      }
+      closedir(tasks);
     }
     std::string seen = "none";
     {

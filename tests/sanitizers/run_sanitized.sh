@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Builds Weft with sanitizers in a tree of its own (WEFT_SANITIZE, cmake/Sanitize.cmake) and runs part of the
+# test suite there; fails on any failing test and on any sanitizer report, even one from a process whose exit
+# status its test ignores. Run by CTest (sanitizers_asan) from the ordinary build, or by hand
+# (docs/reliability.md, "Sanitizers"):
+#   tests/sanitizers/run_sanitized.sh SOURCE_DIR BUILD_DIR [SANITIZERS]
+#   e.g. tests/sanitizers/run_sanitized.sh . build-asan              (address,undefined, the CI subset)
+#        WEFT_SANITIZE_SUBSET=all tests/sanitizers/run_sanitized.sh . build-asan   (every test)
+#        WEFT_SANITIZE_TESTS=faults_ tests/sanitizers/run_sanitized.sh . build-asan  (some of the CI subset)
+#        tests/sanitizers/run_sanitized.sh . build-tsan thread
+# SANITIZERS: address,undefined (default) or thread.
+# Environment:
+#   WEFT_SANITIZE_SUBSET  ci (default): the targets and tests below; all: every target, every test
+#   WEFT_SANITIZE_JOBS    parallel build jobs and ctest -j (2)
+#   WEFT_SANITIZE_OPT     optimisation level of the sanitized tree (-O1: builds about twice as fast as the
+#                         tree's usual -O3 and is what the sanitizers' documentation suggests)
+#   WEFT_SANITIZE_TESTS   only the tests whose names match this regular expression (Python's re.search)
+#   WEFT_SANITIZE_CTEST   extra ctest arguments, e.g. "--repeat until-fail:3"
+#   COLLTEST_COUNTS       the counts test_collectives sweeps (ci: 0,1,7,1000,262147, a quarter of the suite's
+#                         largest: checking each element under ASan costs more than the collective; all: unset)
+# Reports are also written to BUILD_DIR/sanitizer-logs/ (cleared at each run).
+# Exit 77 (CTest's skip) when the compiler cannot link the sanitizers' runtime.
+set -euo pipefail
+
+if (($# < 2 || $# > 3)); then
+  echo "usage: $0 SOURCE_DIR BUILD_DIR [address,undefined|thread]" >&2
+  exit 2
+fi
+src=$(cd "$1" && pwd)
+build=$(mkdir -p "$2" && cd "$2" && pwd)
+sanitize=${3:-address,undefined}
+subset=${WEFT_SANITIZE_SUBSET:-ci}
+jobs=${WEFT_SANITIZE_JOBS:-2}
+opt=${WEFT_SANITIZE_OPT:--O1}
+cxx=${CXX:-c++}
+cc=${CC:-cc}
+
+# The CI subset: the programs of the target sanitizers_ci (tests/sanitizers/CMakeLists.txt) and every test
+# that runs only those: the unit tests of core/ (tuner, algorithms' schedules, reductions, settings, plugin
+# loader, fusion planner, control messages, the public API on one rank), the shm and tcp plugins' own tests
+# (wire handshakes, forked peers, a stranger on the tcp port), the fault tests (a rank killed, silent,
+# aborting or late, over the node backend, shm and tcp), WEFT_CHECK's mismatch checks, and the multi-rank
+# collectives on 2 and 3 ranks over the default plugins (shm node backend), the node backend's two paths, shm
+# without it, and tcp alone. CI_EXCLUDE drops, among those, what costs most under ASan for what it adds: the
+# algorithm tests' simulations of 6 to 8 ranks (1 to 5 cover powers of two and not, and cost a third), the
+# collectives on 1, 4 and 5 ranks and on emulated hosts, and the install test (it needs the whole tree).
+CI_EXCLUDE='^collectives_np[145]$|^collectives_np4_|_hosts_|_mpi$|^weft_info_|^install_consumer$|Test\..*_p[6-9]( |$)'
+
+skip() {
+  echo "SKIPPED: $*"
+  exit 77
+}
+
+# The runtime: a compiler that cannot link a sanitized program is a skip; one that links it but cannot run
+# it is a failure (for TSan, usually the kernel's mmap randomisation; see docs/reliability.md).
+probe=$build/probe
+mkdir -p "$probe"
+echo 'int main() { return 0; }' > "$probe/probe.cpp"
+"$cxx" -fsanitize="$sanitize" "$probe/probe.cpp" -o "$probe/probe" > "$probe/log" 2>&1 ||
+  skip "$cxx cannot link -fsanitize=$sanitize (the sanitizer runtime is missing; Debian: libasan8, libubsan1 and libtsan2 come with gcc): $(tail -n 3 "$probe/log")"
+if ! "$probe/probe" > "$probe/log" 2>&1; then
+  cat "$probe/log"
+  echo "FAILED: a program built with -fsanitize=$sanitize does not run (for thread: try 'sysctl vm.mmap_rnd_bits=28' or 'setarch -R')"
+  exit 1
+fi
+
+# Debug with the chosen level and NDEBUG: the top CMakeLists fixes RelWithDebInfo at -O3, Debug's flags come
+# from the cache.
+if ! cmake -S "$src" -B "$build" -DWEFT_SANITIZE="$sanitize" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="$opt -g -DNDEBUG" -DCMAKE_C_FLAGS_DEBUG="$opt -g -DNDEBUG" \
+  > "$build/configure.log" 2>&1; then
+  tail -n 40 "$build/configure.log"
+  echo "FAILED: configuring the sanitized tree in $build"
+  exit 1
+fi
+
+targets=()
+if [[ $subset == ci ]]; then
+  targets=(--target sanitizers_ci)
+  export COLLTEST_COUNTS=${COLLTEST_COUNTS:-0,1,7,1000,262147}
+elif [[ $subset != all ]]; then
+  echo "WEFT_SANITIZE_SUBSET must be ci or all, not '$subset'" >&2
+  exit 2
+fi
+start=$SECONDS
+if ! cmake --build "$build" -j "$jobs" "${targets[@]}" > "$build/build.log" 2>&1; then
+  grep -E "error|Error" "$build/build.log" | head -n 40
+  echo "FAILED: building the sanitized tree (log: $build/build.log)"
+  exit 1
+fi
+echo "built in $((SECONDS - start)) s"
+
+# The tests whose programs were built: every file a test's command names must exist (a gtest program not
+# built leaves a <name>_NOT_BUILT test, a multi-rank test the path of a missing program). By number (-I):
+# a regular expression of all their names is too long for ctest.
+# WEFT_SANITIZE_TESTS narrows it here too (ctest cannot combine -R with a list of numbers).
+selection=()
+if [[ $subset == ci ]]; then
+  numbers=$(ctest --test-dir "$build" --show-only=json-v1 | python3 -c '
+import json, os, re, sys
+exclude, only = re.compile(sys.argv[1]), re.compile(sys.argv[2])
+keep = []
+for number, t in enumerate(json.load(sys.stdin)["tests"], 1):
+    cmd = t.get("command") or []
+    if not cmd or t["name"].endswith("_NOT_BUILT") or exclude.search(t["name"]) or not only.search(t["name"]):
+        continue
+    if all(os.path.exists(a) for a in cmd if a.startswith("/")):
+        keep.append(str(number))
+print(",".join(keep))
+' "$CI_EXCLUDE" "${WEFT_SANITIZE_TESTS:-}")
+  [[ -n $numbers ]] || {
+    echo "FAILED: no test selected in $build"
+    exit 1
+  }
+  selection=(-I "0,0,0,$numbers")
+elif [[ -n ${WEFT_SANITIZE_TESTS:-} ]]; then
+  selection=(-R "$WEFT_SANITIZE_TESTS")
+fi
+
+logs=$build/sanitizer-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+# ctest sets the runtimes' options itself (sanitizer_env.cmake); this adds log_path= to them.
+export WEFT_SANITIZER_LOG_DIR=$logs
+status=0
+start=$SECONDS
+# shellcheck disable=SC2086  # WEFT_SANITIZE_CTEST is a list of arguments
+ctest --test-dir "$build" -j "$jobs" --output-on-failure --no-tests=error --timeout 600 --test-output-size-passed 10000000 \
+  --test-output-size-failed 10000000 "${selection[@]}" ${WEFT_SANITIZE_CTEST:-} || status=$?
+echo "tests ran in $((SECONDS - start)) s"
+
+# ASan, LSan and TSan write their reports to $logs (log_path). UBSan, in GCC's runtime, ignores log_path and
+# writes to stderr: look for its reports in every test's output as well, failed or passed.
+reports=$(find "$logs" -type f | sort)
+ubsan=$(grep -n -A 8 -E "runtime error:" "$build/Testing/Temporary/LastTest.log" || true)
+if [[ -n $reports || -n $ubsan ]]; then
+  for f in $reports; do
+    echo "==== $f"
+    head -n 80 "$f"
+  done
+  [[ -z $ubsan ]] || printf '==== UBSan, in %s:\n%s\n' "$build/Testing/Temporary/LastTest.log" "$(head -n 80 <<< "$ubsan")"
+  echo "FAILED: sanitizer report(s) (-fsanitize=$sanitize): $(grep -c . <<< "$reports") file(s) in $logs," \
+    "$(grep -c "runtime error:" <<< "$ubsan") UBSan report(s) in the tests' output"
+  exit 1
+fi
+if ((status != 0)); then
+  echo "FAILED: tests failed in the sanitized tree $build (-fsanitize=$sanitize)"
+  exit 1
+fi
+echo "no sanitizer report (-fsanitize=$sanitize)"
