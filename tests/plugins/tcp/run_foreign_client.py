@@ -38,9 +38,7 @@ def knock(address, payload):
         pass
 
 
-def listening_addresses(pid):
-    """IPv4 (host, port) pairs process `pid` listens on: its socket inodes matched with /proc/net/tcp LISTEN
-    rows (Weft's tcp listeners bind the chosen interface's address, not necessarily the loopback)."""
+def socket_inodes(pid):
     inodes = set()
     fd_dir = f"/proc/{pid}/fd"
     for fd in os.listdir(fd_dir):
@@ -50,6 +48,13 @@ def listening_addresses(pid):
             continue
         if target.startswith("socket:["):
             inodes.add(target[8:-1])
+    return inodes
+
+
+def listening_addresses(pid):
+    """IPv4 (host, port) pairs process `pid` listens on: its socket inodes matched with /proc/net/tcp LISTEN
+    rows (Weft's tcp listeners bind the chosen interface's address, not necessarily the loopback)."""
+    inodes = socket_inodes(pid)
     addresses = set()
     with open("/proc/net/tcp") as f:
         next(f)
@@ -59,6 +64,22 @@ def listening_addresses(pid):
                 host, port = fields[1].split(":")
                 addresses.add((socket.inet_ntoa(struct.pack("<I", int(host, 16))), int(port, 16)))
     return addresses
+
+
+def wildcard_listeners(pid):
+    """Ports process `pid` listens on at a wildcard address (0.0.0.0 or ::), which would take connections on
+    every interface: Weft binds the chosen interface's address only."""
+    inodes = socket_inodes(pid)
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            next(f)
+            for row in f:
+                fields = row.split()
+                host, port = fields[1].split(":")
+                if fields[3] == "0A" and fields[9] in inodes and set(host) == {"0"}:
+                    ports.append(int(port, 16))
+    return ports
 
 
 def bootstrap_hello():
@@ -82,6 +103,11 @@ def main():
     ranks = [subprocess.Popen([program], env=dict(env, WEFT_RANK="0"), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)]
     time.sleep(0.5)  # rank 0's bootstrap root is listening, waiting for rank 1
+    if ("127.0.0.1", root_port) not in listening_addresses(ranks[0].pid) or wildcard_listeners(ranks[0].pid):
+        ranks[0].kill()
+        sys.exit(f"FAIL: the bootstrap root should listen on 127.0.0.1:{root_port} only; it listens on "
+                 f"{sorted(listening_addresses(ranks[0].pid))} and on every interface at "
+                 f"port(s) {wildcard_listeners(ranks[0].pid)}")
     knock(("127.0.0.1", root_port), os.urandom(64))
     knock(("127.0.0.1", root_port), bootstrap_hello())
     ranks.append(subprocess.Popen([program], env=dict(env, WEFT_RANK="1"), stdout=subprocess.PIPE,
@@ -93,7 +119,11 @@ def main():
                 q.kill()
             sys.exit(f"FAIL: a rank did not start: {line!r} {p.stderr.read()}")
     knocked = 0
-    for p in ranks:
+    for rank, p in enumerate(ranks):
+        if wildcard_listeners(p.pid):
+            for q in ranks:
+                q.kill()
+            sys.exit(f"FAIL: rank {rank} listens on every interface at port(s) {wildcard_listeners(p.pid)}")
         for address in listening_addresses(p.pid):
             if address[1] == root_port:
                 continue  # the bootstrap root, visited above
