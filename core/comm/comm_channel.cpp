@@ -90,11 +90,16 @@ bool CommChannel::start(Transfer& t) {
   weftResult_t r = t.isRecv ? ops.irecv(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request)
                             : ops.isend(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request);
   if (r != weftSuccess) {
+    throwNoticedFault();
     fail(r, "{}: {} rank {} over {} failed to start ({})", operation_, t.isRecv ? "receive from" : "send to",
          t.peer, comm_.connections->transportName(t.peer), weftGetErrorString(r));
   }
   t.started = true;
   return true;
+}
+
+void CommChannel::throwNoticedFault() {
+  if (comm_.control->awaitFault(kNoticeGrace)) comm_.control->throwIfFault(operation_);
 }
 
 bool CommChannel::finish(Transfer& t) {
@@ -103,7 +108,7 @@ bool CommChannel::finish(Transfer& t) {
   weftResult_t r = comm_.connections->ops(t.peer).test(t.request, &done, &size);
   if (r != weftSuccess) {
     t.request = nullptr;
-    if (comm_.control->awaitFault(kNoticeGrace)) comm_.control->throwIfFault(operation_);
+    throwNoticedFault();
     fail(r, "{}: {} rank {} failed: {} (the peer died, closed the connection or sent something unexpected)",
          operation_, t.isRecv ? "receive from" : "send to", t.peer, weftGetErrorString(r));
   }

@@ -46,6 +46,9 @@ class CommChannel : public Channel {
   bool start(Transfer& t);
   // Tests a started transfer. True when it completed.
   bool finish(Transfer& t);
+  // A transfer failed on a broken connection: its peer died, or gave up because of another rank's failure,
+  // which that peer's fault notice names. Waits a little for a notice and throws it; returns without one.
+  void throwNoticedFault();
   // One pass over every unfinished transfer of this channel, oldest first, so that sends keep moving
   // while the caller waits for a receive. Returns whether anything moved; `stalled` is one that did not.
   bool progress(const Transfer*& stalled);

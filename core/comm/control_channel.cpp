@@ -5,6 +5,7 @@
 #include "core/comm/comm.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
+#include "core/plugins/loader.h"
 
 namespace weft {
 namespace {
@@ -69,6 +70,9 @@ void ControlChannel::send(int peer, const ControlMessage& message) {
 }
 
 bool ControlChannel::progressSends() {
+  // A notice may go to a peer that has already left (or died): a failed send is dropped below and logged
+  // at debug, and the transport's own complaint is no louder.
+  PluginFailuresExpected quiet;
   for (auto it = outgoing_.begin(); it != outgoing_.end();) {
     Outgoing& o = *it;
     bool finished = false;

@@ -14,9 +14,12 @@
 namespace weft {
 namespace {
 
+thread_local bool pluginFailuresExpected = false;  // a PluginFailuresExpected lives on this thread
+
 void hostLog(weftLogLevel_t level, const char* pluginName, const char* message) {
   const char* name = pluginName ? pluginName : "?";
   const char* text = message ? message : "";
+  if (pluginFailuresExpected && level >= weftLogWarn) level = weftLogDebug;
   switch (level) {
     case weftLogTrace:
       log::trace("[{}] {}", name, text);
@@ -63,6 +66,12 @@ LoadAttempt failed(LoadAttempt attempt, std::string reason) {
 }
 
 }  // namespace
+
+PluginFailuresExpected::PluginFailuresExpected() : outer_(pluginFailuresExpected) {
+  pluginFailuresExpected = true;
+}
+
+PluginFailuresExpected::~PluginFailuresExpected() { pluginFailuresExpected = outer_; }
 
 const weftPluginHost_v1* pluginHost() {
   static const weftPluginHost_v1 host = {WEFT_PLUGIN_ABI_VERSION, &hostLog, &hostGetConfig};

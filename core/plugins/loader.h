@@ -31,6 +31,20 @@ struct LoadAttempt {
   int kind = -1;
 };
 
+// While one lives on a thread, what plugins log there as warnings and errors is logged at debug level: core
+// expects the calls it makes meanwhile to fail, and says itself, once, what a failure means (a fault notice
+// sent to a peer that has already left made the shm plugin log "nobody listens there" as an error).
+class PluginFailuresExpected {
+ public:
+  PluginFailuresExpected();
+  ~PluginFailuresExpected();
+  PluginFailuresExpected(const PluginFailuresExpected&) = delete;
+  PluginFailuresExpected& operator=(const PluginFailuresExpected&) = delete;
+
+ private:
+  bool outer_;  // one already lived on this thread
+};
+
 // File name of plugin `name`: libweft-plugin-<name>.so.
 std::string pluginFileName(const std::string& name);
 
