@@ -1,6 +1,7 @@
 #include "core/comm/ordering.h"
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 #include "core/comm/comm.h"
@@ -10,14 +11,18 @@ namespace {
 
 bool turnCame(const Ticket& t) { return t.comm->executed.load(std::memory_order_acquire) == t.number; }
 
-// Sleeps until ready(). A waiter is counted before it looks, and wakers look at the count after changing
-// the counters (both sequentially consistent), so either the waiter sees the change or the waker sees the
-// waiter and notifies it under the mutex.
+// A finisher looks at the waiter count before it counts its operation: once counted, the communicator may be
+// deleted at any moment (weftCommAbort on another thread waits only for the count), so the count is its last
+// touch. A waiter that counts itself between a finisher's look and its count misses that notify; it wakes
+// on its own within this long and looks again.
+constexpr auto kRecheck = std::chrono::milliseconds(2);
+
+// Sleeps until ready(), looking under the mutex.
 template <typename Ready>
 void sleepUntil(weftComm* comm, Ready ready) {
   std::unique_lock lock(comm->orderMutex);
   comm->orderWaiters.fetch_add(1);
-  comm->orderChanged.wait(lock, ready);
+  while (!ready()) comm->orderChanged.wait_for(lock, kRecheck);
   comm->orderWaiters.fetch_sub(1);
 }
 
@@ -45,13 +50,16 @@ void waitTurns(std::span<const Ticket> tickets) {
 
 void finishTurns(std::span<const Ticket> tickets) {
   for (const Ticket& t : tickets) {
-    // Counted and notified under the mutex, and the communicator not touched after letting go of it: once
-    // the last ticket is counted, waitIdle returns and its caller (weftCommDestroy, weftCommAbort) deletes
-    // the communicator. Counting first and notifying after, outside the mutex, raced with that delete
-    // (ThreadSanitizer: notify_all against the condition variable's destructor, in the abort test).
-    std::lock_guard lock(t.comm->orderMutex);
-    t.comm->executed.fetch_add(1);
-    if (t.comm->orderWaiters.load() != 0) t.comm->orderChanged.notify_all();
+    weftComm* comm = t.comm;
+    if (comm->orderWaiters.load() == 0) {  // the common case: nobody sleeps, no lock
+      comm->executed.fetch_add(1);         // the last touch (kRecheck)
+      continue;
+    }
+    // Counted and notified under the mutex: a waiter that finds the communicator idle (and may delete it)
+    // looks under the mutex too, so it cannot do so before this thread lets go of it.
+    std::lock_guard lock(comm->orderMutex);
+    comm->executed.fetch_add(1);
+    comm->orderChanged.notify_all();
   }
 }
 
