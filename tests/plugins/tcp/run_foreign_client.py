@@ -51,35 +51,30 @@ def socket_inodes(pid):
     return inodes
 
 
+def listen_rows(pid, tables):
+    """(hex address, port) of each LISTEN row in the given /proc/net tables that belongs to process `pid`."""
+    inodes = socket_inodes(pid)
+    for table in tables:
+        with open(table) as f:
+            next(f)
+            for row in f:
+                fields = row.split()
+                if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                    host, port = fields[1].split(":")
+                    yield host, int(port, 16)
+
+
 def listening_addresses(pid):
     """IPv4 (host, port) pairs process `pid` listens on: its socket inodes matched with /proc/net/tcp LISTEN
     rows (Weft's tcp listeners bind the chosen interface's address, not necessarily the loopback)."""
-    inodes = socket_inodes(pid)
-    addresses = set()
-    with open("/proc/net/tcp") as f:
-        next(f)
-        for row in f:
-            fields = row.split()
-            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
-                host, port = fields[1].split(":")
-                addresses.add((socket.inet_ntoa(struct.pack("<I", int(host, 16))), int(port, 16)))
-    return addresses
+    return {(socket.inet_ntoa(struct.pack("<I", int(host, 16))), port)
+            for host, port in listen_rows(pid, ("/proc/net/tcp",))}
 
 
 def wildcard_listeners(pid):
     """Ports process `pid` listens on at a wildcard address (0.0.0.0 or ::), which would take connections on
     every interface: Weft binds the chosen interface's address only."""
-    inodes = socket_inodes(pid)
-    ports = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            next(f)
-            for row in f:
-                fields = row.split()
-                host, port = fields[1].split(":")
-                if fields[3] == "0A" and fields[9] in inodes and set(host) == {"0"}:
-                    ports.append(int(port, 16))
-    return ports
+    return [port for host, port in listen_rows(pid, ("/proc/net/tcp", "/proc/net/tcp6")) if set(host) == {"0"}]
 
 
 def bootstrap_hello():
