@@ -4,6 +4,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <utility>
 
@@ -22,8 +23,10 @@ PolledSocket::~PolledSocket() {
   closeFd(fd_);
 }
 
+// The events are published before the dirty flag is tested, and waitReady clears the flag before it reads
+// the events: whichever way the two interleave, the newest events reach the epoll set before a wait.
 void PolledSocket::want(short events) {
-  if (events_.exchange(events, std::memory_order_relaxed) != events && fd_ >= 0) ctx_->modify(this, events);
+  if (events_.exchange(events) != events && fd_ >= 0 && !dirty_.exchange(true)) ctx_->markDirty(this);
 }
 
 int PolledSocket::release() {
@@ -49,25 +52,34 @@ Context::~Context() {
 void Context::add(PolledSocket* s) {
   std::lock_guard<std::mutex> lock(mutex_);
   sockets_.insert(s);
-  modify(s, s->wanted());
+  s->dirty_ = true;
+  dirty_.push_back(s);
+}
+
+void Context::markDirty(PolledSocket* s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  dirty_.push_back(s);
 }
 
 // Only sockets with pending work are in the epoll set: epoll reports a hung-up socket even when asked for
 // nothing, and an idle broken connection must not keep waking waitReady. poll's POLLIN/POLLOUT have the
 // values of epoll's EPOLLIN/EPOLLOUT.
-void Context::modify(PolledSocket* s, short events) {
-  if (events == 0) {
-    epoll_ctl(epollFd_, EPOLL_CTL_DEL, s->fd(), nullptr);
-    return;
-  }
+void Context::syncLocked(PolledSocket* s) {
+  s->dirty_ = false;
+  short events = s->wanted();
+  if (events == s->registered_) return;
   epoll_event e{static_cast<uint32_t>(events), {.ptr = s}};
-  if (epoll_ctl(epollFd_, EPOLL_CTL_MOD, s->fd(), &e) != 0) epoll_ctl(epollFd_, EPOLL_CTL_ADD, s->fd(), &e);
+  int op = events == 0 ? EPOLL_CTL_DEL : s->registered_ == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+  epoll_ctl(epollFd_, op, s->fd(), &e);
+  s->registered_ = events;
 }
 
 void Context::remove(PolledSocket* s) {
   std::lock_guard<std::mutex> lock(mutex_);
   sockets_.erase(s);
-  epoll_ctl(epollFd_, EPOLL_CTL_DEL, s->fd(), nullptr);
+  std::erase(dirty_, s);
+  if (s->registered_ != 0) epoll_ctl(epollFd_, EPOLL_CTL_DEL, s->fd(), nullptr);
+  s->registered_ = 0;
 }
 
 size_t Context::openSockets() {
@@ -78,6 +90,11 @@ size_t Context::openSockets() {
 void Context::waitReady(int timeoutUs) {
   if (timeoutUs < 0) timeoutUs = 0;
   timespec timeout{timeoutUs / 1000000, static_cast<long>(timeoutUs % 1000000) * 1000};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (PolledSocket* s : dirty_) syncLocked(s);
+    dirty_.clear();
+  }
   epoll_event ready[16];
   // Readiness is level-triggered and re-checked by the caller's progress, so the events are not needed.
   epoll_pwait2(epollFd_, ready, 16, &timeout, nullptr);

@@ -30,14 +30,18 @@ class PolledSocket {
   int fd() const { return fd_; }
   // Unregisters and hands the socket over to the caller, who closes it.
   int release();
-  // Tells the context's epoll set what to wake for; a system call only when it changes.
+  // Records what to wake for. No system call: the epoll set catches up in the next waitReady, so a
+  // transfer that completes without anyone sleeping costs no epoll_ctl at all.
   void want(short events);
-  short wanted() const { return events_.load(std::memory_order_relaxed); }
+  short wanted() const { return events_.load(); }
 
  private:
+  friend class Context;
   Context* ctx_;
   int fd_;
   std::atomic<short> events_;
+  std::atomic<bool> dirty_{false};  // on the context's list of sockets to bring up to date
+  short registered_ = 0;            // what the epoll set holds for fd_ (0: absent); under the context's mutex
 };
 
 class Context {
@@ -52,8 +56,9 @@ class Context {
   long long bufferBytes() const { return bufferBytes_; }
   int deadPeerSeconds() const { return deadPeerSeconds_; }  // WEFT_SOCKET_DEAD_PEER (watchLiveness)
 
-  // Blocks up to timeoutUs (<= 0: does not block) until a registered socket is ready for what it waits for.
-  // An epoll set holds every socket, so a wait costs the same with 2 peers or 2000.
+  // Brings the epoll set up to date with the sockets' wanted() events, then blocks up to timeoutUs (<= 0:
+  // does not block) until a socket is ready for what it waits for. Only sockets that changed are visited,
+  // and one epoll set holds them all, so a wait costs the same with 2 peers or 2000.
   void waitReady(int timeoutUs);
 
   // Number of registered sockets (open comms and connections being set up).
@@ -66,8 +71,9 @@ class Context {
  private:
   friend class PolledSocket;
   void add(PolledSocket* s);
-  void modify(PolledSocket* s, short events);
+  void markDirty(PolledSocket* s);
   void remove(PolledSocket* s);
+  void syncLocked(PolledSocket* s);
 
   const weftPluginHost_v1* host_;
   Interface iface_;
@@ -75,6 +81,7 @@ class Context {
   int deadPeerSeconds_;
   std::mutex mutex_;
   std::unordered_set<PolledSocket*> sockets_;
+  std::vector<PolledSocket*> dirty_;  // sockets whose wanted() may differ from what epoll holds
   int epollFd_;
 };
 
