@@ -15,6 +15,7 @@
 // receives are posted before this one is reduced. The root's reductions land in recvbuff; other inner
 // ranks accumulate in scratch (recvbuff is only the root's), and leaves send straight from sendbuff.
 // Wire: each non-root sends n bytes once; a rank receives n from each child.
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -33,13 +34,22 @@ struct BinomialTree {
   }
   bool isRoot() const { return relative == 0; }
   int parent() const { return toRank(relative - subtreeSpan); }
-  // Children, largest subtree first.
-  std::vector<int> children() const {
-    std::vector<int> ranks;
+  // Children, largest subtree first: at most one per bit of an int, so no allocation.
+  struct Children {
+    std::array<int, 32> ranks;
+    size_t count = 0;
+    bool empty() const { return count == 0; }
+    size_t size() const { return count; }
+    const int* begin() const { return ranks.data(); }
+    const int* end() const { return ranks.data() + count; }
+    int operator[](size_t i) const { return ranks[i]; }
+  };
+  Children children() const {
+    Children c;
     for (int d = subtreeSpan / 2; d >= 1; d /= 2) {
-      if (relative + d < p) ranks.push_back(toRank(relative + d));
+      if (relative + d < p) c.ranks[c.count++] = toRank(relative + d);
     }
-    return ranks;
+    return c;
   }
   int toRank(int relativeRank) const { return ringIndex(relativeRank + root, p); }
 
@@ -63,14 +73,14 @@ void broadcastBinomialTree(const CollArgs& args, Channel& channel) {
   };
   if (p == 1) return copyRootInput();
 
-  const std::vector<int> children = tree.children();
+  const BinomialTree::Children children = tree.children();
   // The root sends out of sendbuff, so that its own copy can wait until the sends are posted; the others
   // forward what they received.
   const void* data = tree.isRoot() ? args.sendbuff : args.recvbuff;
   const size_t segmentCount = ceilDiv(args.count, segmentElements(elemSize));
   const Partition segments(args.count, segmentCount);
 
-  std::vector<PendingRecv> window(kSegmentsInFlight);
+  std::array<PendingRecv, kSegmentsInFlight> window{};
   auto postRecv = [&](size_t segment) {
     window[segment % kSegmentsInFlight].post(channel, tree.parent(),
                                              elementAt(args.recvbuff, segments.offset(segment), elemSize),
@@ -107,8 +117,9 @@ void reduceBinomialTree(const CollArgs& args, Channel& channel) {
     return;
   }
 
-  std::vector<int> children = tree.children();
-  std::vector<int>(children.rbegin(), children.rend()).swap(children);  // smallest subtree first
+  BinomialTree::Children children = tree.children();
+  std::reverse(children.ranks.begin(),
+               children.ranks.begin() + static_cast<ptrdiff_t>(children.count));  // smallest subtree first
   const size_t segmentCount = ceilDiv(args.count, segmentElements(elemSize));
   const Partition segments(args.count, segmentCount);
   SendQueue sends(channel);
@@ -131,7 +142,7 @@ void reduceBinomialTree(const CollArgs& args, Channel& channel) {
   auto slotOf = [&](size_t segment, size_t child) {
     return slots + ((segment % 2) * childCount + child) * slotBytes;
   };
-  std::vector<PendingRecv> pending(2 * childCount);
+  std::array<PendingRecv, 2 * std::tuple_size_v<decltype(children.ranks)>> pending{};
   auto postRecvs = [&](size_t segment) {
     for (size_t c = 0; c < childCount; ++c) {
       pending[(segment % 2) * childCount + c].post(channel, children[c], slotOf(segment, c),

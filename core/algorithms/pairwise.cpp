@@ -7,6 +7,7 @@
 // In place (sendbuff == recvbuff, beyond the C ABI's conventions), the input is first copied to scratch.
 // Wire, per rank: (p-1) * n bytes (n = count * element size) in p-1 messages.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -32,20 +33,19 @@ void allToAllPairwise(const CollArgs& args, Channel& channel) {
     std::memcpy(output + rank * blockBytes, input + rank * blockBytes, blockBytes);
   }
 
-  std::vector<Request> requests;
-  requests.reserve(2 * kSegmentsInFlight);
+  std::array<Request, 2 * kSegmentsInFlight> requests;
   for (int first = 1; first < p; first += static_cast<int>(kSegmentsInFlight)) {
     const int last = std::min(p, first + static_cast<int>(kSegmentsInFlight));
-    requests.clear();
+    size_t n = 0;
     for (int step = first; step < last; ++step) {
       const int from = ringIndex(rank - step, p);
-      requests.push_back(channel.irecv(from, output + from * blockBytes, blockBytes));
+      requests[n++] = channel.irecv(from, output + from * blockBytes, blockBytes);
     }
     for (int step = first; step < last; ++step) {
       const int to = ringIndex(rank + step, p);
-      requests.push_back(channel.isend(to, input + to * blockBytes, blockBytes));
+      requests[n++] = channel.isend(to, input + to * blockBytes, blockBytes);
     }
-    channel.waitAll(requests);
+    channel.waitAll({requests.data(), n});
   }
 }
 

@@ -21,6 +21,7 @@
 // neighbour's output. Wire, per participant: n - its block (n = p * count * element size); an even
 // folded rank sends n, and its odd neighbour count * element size more.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -32,12 +33,32 @@
 namespace weft {
 namespace {
 
+// The participants' block starts: on the stack for up to 64 participants (no allocation), else on the heap.
+class BlockStarts {
+ public:
+  explicit BlockStarts(int participants) {
+    const auto n = static_cast<size_t>(participants) + 1;
+    if (n > kInline) heap_.resize(n);
+    data_ = heap_.empty() ? inline_.data() : heap_.data();
+  }
+  BlockStarts(const BlockStarts&) = delete;
+  BlockStarts& operator=(const BlockStarts&) = delete;
+  size_t& operator[](size_t i) { return data_[i]; }
+  size_t operator[](size_t i) const { return data_[i]; }
+
+ private:
+  static constexpr size_t kInline = 65;
+  std::array<size_t, kInline> inline_{};
+  std::vector<size_t> heap_;
+  size_t* data_;
+};
+
 // What the halving and doubling rounds share. Participant i's block is elements [start[i], start[i+1])
 // of `vector`, which holds this participant's partial result.
 struct Participants {
   const PowerOfTwoFold& fold;
   int newRank;
-  const std::vector<size_t>& start;
+  const BlockStarts& start;
   char* vector;
   size_t elemSize;
 
@@ -110,7 +131,7 @@ void allReduceRabenseifner(const CollArgs& args, Channel& channel) {
   }
 
   const Partition blocks(count, fold.pof2);
-  std::vector<size_t> start(fold.pof2 + 1);
+  BlockStarts start(fold.pof2);
   for (int i = 0; i <= fold.pof2; ++i) start[i] = blocks.offset(i);
   const Participants group{fold, newRank, start, static_cast<char*>(args.recvbuff), elemSize};
   void* incoming = channel.scratch(0, folded ? bytes : group.largestHalfBytes());
@@ -149,7 +170,7 @@ void reduceScatterRabenseifner(const CollArgs& args, Channel& channel) {
 
   // Participant i stands for ranks 2i and 2i+1 when folded, else for rank i + rem; their output blocks
   // are adjacent, so its block is one contiguous range.
-  std::vector<size_t> start(fold.pof2 + 1);
+  BlockStarts start(fold.pof2);
   for (int i = 0; i <= fold.pof2; ++i) start[i] = static_cast<size_t>(i < fold.rem ? 2 * i : i + fold.rem) * count;
   // sendbuff is read-only and recvbuff too small: the partial results live in scratch.
   char* partial = static_cast<char*>(channel.scratch(1, inputBytes));

@@ -15,6 +15,7 @@
 // crosses between hosts only once per host); block j, member j's, then lives at position blockPositions[j]
 // of recvbuff.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -53,7 +54,7 @@ void allGatherRingOrdered(const CollArgs& args, Channel& channel, std::span<cons
   auto round = [&](size_t first, size_t m) {
     const size_t messages = (p - 1) * m;
     const size_t inFlight = std::min(kSegmentsInFlight, messages);
-    std::vector<PendingRecv> window(inFlight);
+    std::array<PendingRecv, kSegmentsInFlight> window{};  // inFlight <= kSegmentsInFlight
     auto postRecv = [&](size_t i) {
       const size_t segment = first + i % m;
       window[i % inFlight].post(channel, left, output(receivedBlock(i / m), segments.offset(segment)),

@@ -19,6 +19,7 @@
 //
 // Wire, per rank: 2(p-1) steps of n/p bytes, 2(p-1)/p * n in all (n = vector bytes), in segments.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -76,7 +77,7 @@ class RingAllReduce {
     const int right = ringIndex(rank_ + 1, p_);
     const int left = ringIndex(rank_ - 1, p_);
     auto slotOf = [&](size_t i) { return slots_ + (i % inFlight) * slotBytes_; };
-    std::vector<PendingRecv> window(inFlight);
+    std::array<PendingRecv, kSegmentsInFlight> window{};  // inFlight <= kSegmentsInFlight
     auto postRecv = [&](size_t i) {
       const size_t step = i / m;
       const Range range = segmentOf(receivedBlock(step), first + i % m);

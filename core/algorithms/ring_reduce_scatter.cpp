@@ -17,6 +17,7 @@
 // crosses between hosts only once per host); block j, the one member j ends with, then lives at position
 // blockPositions[j] of sendbuff.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -64,7 +65,7 @@ void reduceScatterRingOrdered(const CollArgs& args, Channel& channel, std::span<
     // Message i arrives in slot i % (inFlight + 1) and is forwarded from there, by a send that the wait for
     // message i + 1 completes, before message i + inFlight + 1 reuses the slot.
     auto slotOf = [&](size_t i) { return slots + (i % (inFlight + 1)) * slotBytes; };
-    std::vector<PendingRecv> window(inFlight);
+    std::array<PendingRecv, kSegmentsInFlight> window{};  // inFlight <= kSegmentsInFlight
     auto postRecv = [&](size_t i) {
       window[i % inFlight].post(channel, left, slotOf(i), segments.count(first + i % m) * elemSize);
     };

@@ -1,6 +1,9 @@
 // Runs a group of operations (or a single call) in issue order.
-#include <map>
+#include <array>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/collectives/check_calls.h"
 #include "core/collectives/op.h"
@@ -19,18 +22,49 @@ struct TurnGuard {
   ~TurnGuard() { finishTurns(tickets); }
 };
 
+// The point-to-point channels of a batch's Send/Recv, one per communicator, made at first use. A batch
+// rarely spans many communicators: the first few need no allocation.
+class PointToPointChannels {
+ public:
+  CommChannel& of(weftComm& comm) {
+    for (size_t i = 0; i < used_; ++i) {
+      if (comms_[i] == &comm) return *inline_[i];
+    }
+    for (auto& [c, channel] : more_) {
+      if (c == &comm) return *channel;
+    }
+    if (used_ < kInline) {
+      comms_[used_] = &comm;
+      return inline_[used_++].emplace(comm, kPointToPointChannel, "weftSend/weftRecv");
+    }
+    return *more_
+                .emplace_back(&comm,
+                              std::make_unique<CommChannel>(comm, kPointToPointChannel, "weftSend/weftRecv"))
+                .second;
+  }
+  void waitAll() {
+    for (size_t i = 0; i < used_; ++i) inline_[i]->waitKept();
+    for (auto& entry : more_) entry.second->waitKept();
+  }
+
+ private:
+  static constexpr size_t kInline = 4;
+  std::array<std::optional<CommChannel>, kInline> inline_;
+  std::array<weftComm*, kInline> comms_{};
+  size_t used_ = 0;
+  std::vector<std::pair<weftComm*, std::unique_ptr<CommChannel>>> more_;
+};
+
 void runOps(std::span<const Op> ops) {
   // Send/Recv start first and finish last: their partners may sit anywhere in the peer's group, and
   // collectives use a channel of their own, so nothing here waits on a message queued behind it.
-  std::map<weftComm*, std::unique_ptr<CommChannel>> pointToPoint;
-  std::map<weftComm*, std::vector<Request>> pending;
+  PointToPointChannels pointToPoint;
   for (const Op& op : ops) {
     if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
-    auto& channel = pointToPoint[op.comm];
-    if (!channel) channel = std::make_unique<CommChannel>(*op.comm, kPointToPointChannel, "weftSend/weftRecv");
+    CommChannel& channel = pointToPoint.of(*op.comm);
     size_t bytes = op.args.count * dataTypeSize(op.args.type);
-    pending[op.comm].push_back(op.kind == OpKind::Send ? channel->isend(op.args.root, op.args.sendbuff, bytes)
-                                                       : channel->irecv(op.args.root, op.args.recvbuff, bytes));
+    channel.keep(op.kind == OpKind::Send ? channel.isend(op.args.root, op.args.sendbuff, bytes)
+                                         : channel.irecv(op.args.root, op.args.recvbuff, bytes));
   }
   for (const Op& op : ops) {
     if (op.kind == OpKind::Send || op.kind == OpKind::Recv) continue;
@@ -43,7 +77,7 @@ void runOps(std::span<const Op> ops) {
       runCollective(op);
     }
   }
-  for (auto& [comm, requests] : pending) pointToPoint[comm]->waitAll(requests);
+  pointToPoint.waitAll();
 }
 
 }  // namespace

@@ -183,8 +183,8 @@ void runIndependent(const Op& op) {
   const std::vector<Op>& members = *op.members;
   Backend* backend = op.comm->nranks > 1 ? backendFor(op, collectiveOf(op.kind)) : nullptr;
   if (backend != nullptr) {
-    std::vector<weftBackendOp_v1> ops;
-    ops.reserve(members.size());
+    std::vector<weftBackendOp_v1>& ops = op.comm->backendOps;  // kept for the next run: no allocation then
+    ops.clear();
     for (const Op& m : members) {
       CollArgs a = m.args;
       if (a.op == weftAvg) a.op = weftSum;

@@ -28,8 +28,7 @@ bool BackendWatch::shouldStop() {
   comm_.control->pollNowAndThen(now);
   if (comm_.control->fault()) return true;
   if (stall_.due(now, started_)) {
-    name();
-    stall_.report(now, "the backend's other ranks");
+    stall_.report(now, name(), "the backend's other ranks");
   }
   return false;
 }

@@ -18,7 +18,7 @@ class BackendWatch {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit BackendWatch(weftComm& comm) : comm_(comm), stall_(comm, name_) {}
+  explicit BackendWatch(weftComm& comm) : comm_(comm), stall_(comm) {}
   BackendWatch(const BackendWatch&) = delete;
   BackendWatch& operator=(const BackendWatch&) = delete;
 
@@ -46,7 +46,7 @@ class BackendWatch {
   const char* backend_ = "";
   uint64_t call_ = 0;  // numbered from 1
   std::string name_;
-  StallReport stall_;  // after name_, which it refers to
+  StallReport stall_;
   Clock::time_point started_{};
 };
 

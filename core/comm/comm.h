@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/comm/backend.h"
+#include "core/comm/channel_storage.h"
 #include "core/comm/connections.h"
 #include "core/comm/control_channel.h"
 #include "core/comm/peer_info.h"
@@ -40,6 +41,7 @@ struct weftComm {
   // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).
   bool backendTried = false;
   std::unique_ptr<weft::Backend> backend;
+  std::vector<weftBackendOp_v1> backendOps;  // a run of independent calls handed to it (under the turn)
 
   // Operations run in the order they were issued (see core/comm/ordering.h).
   std::mutex orderMutex;  // only for sleeping: the counters are atomic
@@ -57,6 +59,8 @@ struct weftComm {
   std::deque<std::vector<unsigned char>> selfMessages[weft::kNumChannels];
 
   std::vector<unsigned char> scratch[2];
+  // What the CommChannels of each channel id keep between operations (core/comm/channel_storage.h).
+  weft::ChannelStorage channelStorage[weft::kNumChannels];
 
   // Fusion of grouped calls (fusion/): the settings, and the packed inputs and outputs of fused
   // collectives (used under the turn, kept for the next group).

@@ -21,17 +21,40 @@ constexpr int kSpinRounds = 64;
 constexpr auto kNoticeGrace = std::chrono::milliseconds(200);
 }  // namespace
 
-CommChannel::CommChannel(weftComm& comm, int channel, std::string operation)
+namespace {
+ChannelStorage* borrowable(weftComm& comm, int channel) {
+  ChannelStorage& shared = comm.channelStorage[channel];
+  return shared.inUse ? nullptr : &shared;
+}
+}  // namespace
+
+CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation)
     : comm_(comm),
       channel_(channel),
-      operation_(std::move(operation)),
-      unstarted_(static_cast<size_t>(comm.nranks) * 2, 0),
-      blocked_(static_cast<size_t>(comm.nranks) * 2, 0),
+      own_(borrowable(comm, channel) == nullptr ? std::make_unique<ChannelStorage>() : nullptr),
+      store_(own_ ? *own_ : comm.channelStorage[channel]),
       timeout_(comm.timeout) {
+  store_.inUse = true;
+  store_.used = 0;
+  store_.active.clear();
+  store_.kept.clear();
+  store_.unstarted.assign(static_cast<size_t>(comm.nranks) * 2, 0);
+  store_.blocked.assign(static_cast<size_t>(comm.nranks) * 2, 0);
+  auto* end = operation_;
   if (channel_ == kCollectiveChannel) {
     collectiveTag_ = comm_.collectiveCount++;
-    operation_ += " #" + std::to_string(collectiveTag_);
+    end = fmt::format_to_n(operation_, sizeof(operation_) - 1, "{} #{}", operation, collectiveTag_).out;
+  } else {
+    end = fmt::format_to_n(operation_, sizeof(operation_) - 1, "{}", operation).out;
   }
+  *end = '\0';
+}
+
+CommChannel::~CommChannel() {
+  store_.active.clear();
+  store_.kept.clear();
+  store_.used = 0;
+  store_.inUse = false;
 }
 
 uint32_t CommChannel::nextTag(int peer, bool isRecv) {
@@ -41,24 +64,25 @@ uint32_t CommChannel::nextTag(int peer, bool isRecv) {
 
 Request CommChannel::isend(int peer, const void* data, size_t bytes) {
   if (peer < 0 || peer >= comm_.nranks) {
-    fail(weftInternalError, "{}: send to rank {} of {}", operation_, peer, comm_.nranks);
+    fail(weftInternalError, "{}: send to rank {} of {}", operation(), peer, comm_.nranks);
   }
   return post(Transfer{peer, false, const_cast<void*>(data), bytes, nextTag(peer, false)});
 }
 
 Request CommChannel::irecv(int peer, void* data, size_t bytes) {
   if (peer < 0 || peer >= comm_.nranks) {
-    fail(weftInternalError, "{}: receive from rank {} of {}", operation_, peer, comm_.nranks);
+    fail(weftInternalError, "{}: receive from rank {} of {}", operation(), peer, comm_.nranks);
   }
   return post(Transfer{peer, true, data, bytes, nextTag(peer, true)});
 }
 
 Request CommChannel::post(Transfer transfer) {
-  transfers_.push_back(transfer);
-  Transfer& t = transfers_.back();
+  if (store_.used == store_.transfers.size()) store_.transfers.emplace_back();
+  Transfer& t = store_.transfers[store_.used++];
+  t = transfer;
   // Start now unless an older message of the same queue is still waiting for its connection.
-  if (unstarted_[queueOf(t)] > 0 || !start(t)) ++unstarted_[queueOf(t)];
-  if (!t.done) active_.push_back(&t);
+  if (store_.unstarted[queueOf(t)] > 0 || !start(t)) ++store_.unstarted[queueOf(t)];
+  if (!t.done) store_.active.push_back(&t);
   return {&t, t.peer, t.bytes, t.isRecv};
 }
 
@@ -73,7 +97,7 @@ bool CommChannel::start(Transfer& t) {
     }
     if (queue.empty()) return false;
     if (queue.front().size() != t.bytes) {
-      fail(weftInvalidUsage, "{}: rank {} received {} bytes from itself, expected {}", operation_, comm_.rank,
+      fail(weftInvalidUsage, "{}: rank {} received {} bytes from itself, expected {}", operation(), comm_.rank,
            queue.front().size(), t.bytes);
     }
     if (t.bytes > 0) std::memcpy(t.data, queue.front().data(), t.bytes);
@@ -91,7 +115,7 @@ bool CommChannel::start(Transfer& t) {
                             : ops.isend(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request);
   if (r != weftSuccess) {
     throwNoticedFault();
-    fail(r, "{}: {} rank {} over {} failed to start ({})", operation_, t.isRecv ? "receive from" : "send to",
+    fail(r, "{}: {} rank {} over {} failed to start ({})", operation(), t.isRecv ? "receive from" : "send to",
          t.peer, comm_.connections->transportName(t.peer), weftGetErrorString(r));
   }
   t.started = true;
@@ -99,7 +123,7 @@ bool CommChannel::start(Transfer& t) {
 }
 
 void CommChannel::throwNoticedFault() {
-  if (comm_.control->awaitFault(kNoticeGrace)) comm_.control->throwIfFault(operation_);
+  if (comm_.control->awaitFault(kNoticeGrace)) comm_.control->throwIfFault(operation());
 }
 
 bool CommChannel::finish(Transfer& t) {
@@ -110,32 +134,32 @@ bool CommChannel::finish(Transfer& t) {
     t.request = nullptr;
     throwNoticedFault();
     fail(r, "{}: {} rank {} failed: {} (the peer died, closed the connection or sent something unexpected)",
-         operation_, t.isRecv ? "receive from" : "send to", t.peer, weftGetErrorString(r));
+         operation(), t.isRecv ? "receive from" : "send to", t.peer, weftGetErrorString(r));
   }
   if (!done) return false;
   t.request = nullptr;
   t.done = true;
-  log::trace("{}: {} rank {} done, {} bytes, tag {}", operation_, t.isRecv ? "recv from" : "send to", t.peer, size,
-             t.tag);
+  log::trace("{}: {} rank {} done, {} bytes, tag {}", operation(), t.isRecv ? "recv from" : "send to", t.peer,
+             size, t.tag);
   if (t.isRecv && size != t.bytes) {
     fail(weftInvalidUsage, "{}: rank {} sent {} bytes where rank {} expected {} (mismatched calls across ranks?)",
-         operation_, t.peer, size, comm_.rank, t.bytes);
+         operation(), t.peer, size, comm_.rank, t.bytes);
   }
   return true;
 }
 
 bool CommChannel::progress(const Transfer*& stalled) {
   bool progressed = false;
-  std::fill(blocked_.begin(), blocked_.end(), 0);
-  for (Transfer* t : active_) {
+  std::fill(store_.blocked.begin(), store_.blocked.end(), 0);
+  for (Transfer* t : store_.active) {
     if (!t->started) {
       size_t queue = queueOf(*t);
-      if (blocked_[queue] || !start(*t)) {
-        blocked_[queue] = 1;  // younger messages of this queue must not overtake it
+      if (store_.blocked[queue] || !start(*t)) {
+        store_.blocked[queue] = 1;  // younger messages of this queue must not overtake it
         stalled = t;
         continue;
       }
-      --unstarted_[queue];
+      --store_.unstarted[queue];
       progressed = true;
       if (t->done) continue;
     }
@@ -145,7 +169,7 @@ bool CommChannel::progress(const Transfer*& stalled) {
       stalled = t;
     }
   }
-  std::erase_if(active_, [](const Transfer* t) { return t->done; });
+  std::erase_if(store_.active, [](const Transfer* t) { return t->done; });
   return progressed;
 }
 
@@ -160,12 +184,12 @@ void CommChannel::waitAll(std::span<Request> requests) {
   std::chrono::steady_clock::time_point deadline{};
   bool clockRunning = false;
   int idleRounds = 0;
-  StallReport stall(comm_, operation_);
+  StallReport stall(comm_);
   comm_.control->pollNowAndThen();  // also when this wait turns out short: see pollNowAndThen
-  comm_.control->throwIfFault(operation_);
+  comm_.control->throwIfFault(operation());
   while (!allDone()) {
     if (comm_.aborted.load(std::memory_order_relaxed))
-      fail(weftInvalidUsage, "{}: communicator aborted", operation_);
+      fail(weftInvalidUsage, "{}: communicator aborted", operation());
     const Transfer* stalled = nullptr;
     if (progress(stalled)) {
       idleRounds = 0;
@@ -178,16 +202,16 @@ void CommChannel::waitAll(std::span<Request> requests) {
       fail(weftInvalidUsage,
            "{}: rank {} receives from itself but sent itself nothing; pair Send and Recv to self "
            "inside weftGroupStart/End",
-           operation_, comm_.rank);
+           operation(), comm_.rank);
     }
     if (idleRounds >= kSpinRounds) {
       auto now = std::chrono::steady_clock::now();
       if (!clockRunning) deadline = now + timeout_;
       clockRunning = true;
       if (now > deadline) timedOut(requests);
-      if (stall.due(now, deadline - timeout_)) stall.report(now, silentPeers(requests));
+      if (stall.due(now, deadline - timeout_)) stall.report(now, operation(), silentPeers(requests));
       comm_.control->pollNowAndThen(now);
-      comm_.control->throwIfFault(operation_);
+      comm_.control->throwIfFault(operation());
     }
     backOff(++idleRounds, *stalled);
   }
@@ -219,7 +243,7 @@ std::string CommChannel::silentPeers(std::span<const Request> requests) const {
 }
 
 void CommChannel::timedOut(std::span<const Request> requests) {
-  fail(weftTimeout, "{}: rank {} heard nothing from {} for {} s (WEFT_TIMEOUT)", operation_, comm_.rank,
+  fail(weftTimeout, "{}: rank {} heard nothing from {} for {} s (WEFT_TIMEOUT)", operation(), comm_.rank,
        silentPeers(requests), timeout_.count());
 }
 

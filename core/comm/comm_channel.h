@@ -3,8 +3,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/algorithms/algorithms.h"
@@ -17,7 +18,10 @@ class CommChannel : public Channel {
  public:
   // `operation` names what runs, for error messages ("allreduce #12"). Collective channels tag every
   // message with the collective's number; point-to-point channels number messages per peer.
-  CommChannel(weftComm& comm, int channel, std::string operation);
+  CommChannel(weftComm& comm, int channel, std::string_view operation);
+  ~CommChannel() override;
+  CommChannel(const CommChannel&) = delete;
+  CommChannel& operator=(const CommChannel&) = delete;
 
   int rank() const override { return comm_.rank; }
   int size() const override { return comm_.nranks; }
@@ -26,18 +30,12 @@ class CommChannel : public Channel {
   void waitAll(std::span<Request> requests) override;
   void* scratch(int slot, size_t bytes) override;
 
+  // A batch's Send/Recv: remembered (in the reused storage) and waited for together at its end.
+  void keep(const Request& request) { store_.kept.push_back(request); }
+  void waitKept() { waitAll(store_.kept); }
+
  private:
-  struct Transfer {
-    int peer;
-    bool isRecv;
-    void* data;
-    size_t bytes;
-    uint32_t tag;
-    void* connection = nullptr;
-    void* request = nullptr;  // the transport's, once started
-    bool started = false;
-    bool done = false;
-  };
+  using Transfer = ChannelTransfer;
 
   Request post(Transfer transfer);
   // Index of the queue a transfer belongs to: messages of one queue start in the order they were posted.
@@ -58,15 +56,14 @@ class CommChannel : public Channel {
   std::string silentPeers(std::span<const Request> requests) const;
   [[noreturn]] void timedOut(std::span<const Request> requests);
   uint32_t nextTag(int peer, bool isRecv);
+  std::string_view operation() const { return operation_; }
 
   weftComm& comm_;
   int channel_;
-  std::string operation_;
+  char operation_[64];  // no allocation per operation: "allreduce #12", truncated if ever longer
   uint32_t collectiveTag_ = 0;
-  std::deque<Transfer> transfers_;  // deque: pointers in Requests and active_ stay valid
-  std::vector<Transfer*> active_;   // not yet done, oldest first
-  std::vector<int> unstarted_;      // per queue: transfers posted but not started
-  std::vector<char> blocked_;       // per queue, during one progress pass
+  std::unique_ptr<ChannelStorage> own_;  // only when the communicator's storage for channel_ is in use
+  ChannelStorage& store_;
   std::chrono::seconds timeout_;
 };
 

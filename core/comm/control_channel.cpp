@@ -32,7 +32,7 @@ void ControlChannel::poll() {
   progressSends();
 }
 
-void ControlChannel::throwIfFault(const std::string& operation) const {
+void ControlChannel::throwIfFault(std::string_view operation) const {
   if (fault_) {
     fail(weftRemoteError, "{}: ended by a failure that rank {} saw first: {}", operation, fault_->origin,
          fault_->text);

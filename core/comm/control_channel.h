@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/comm/control_message.h"
@@ -54,7 +55,7 @@ class ControlChannel {
   // The first fault notice received, if any.
   const std::optional<ControlMessage>& fault() const { return fault_; }
   // Throws weftRemoteError with the fault notice's cause, if one came: `operation` ended because of it.
-  void throwIfFault(const std::string& operation) const;
+  void throwIfFault(std::string_view operation) const;
   // Polls up to `limit` for a fault notice. A peer that closed a data connection may have said why.
   bool awaitFault(std::chrono::milliseconds limit);
 

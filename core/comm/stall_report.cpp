@@ -17,8 +17,7 @@ long wholeSeconds(StallReport::Clock::duration d) {
 
 }  // namespace
 
-StallReport::StallReport(weftComm& comm, const std::string& operation)
-    : comm_(comm), operation_(operation), warnAfter_(comm.stallWarn) {}
+StallReport::StallReport(weftComm& comm) : comm_(comm), warnAfter_(comm.stallWarn) {}
 
 bool StallReport::due(Clock::time_point now, Clock::time_point since) {
   if (warnAfter_ == Clock::duration::zero()) return false;
@@ -31,26 +30,26 @@ bool StallReport::due(Clock::time_point now, Clock::time_point since) {
   return waited >= nextWarning_ || (summaryAt_ != Clock::duration::zero() && waited >= summaryAt_);
 }
 
-void StallReport::report(Clock::time_point now, const std::string& waitingOn) {
+void StallReport::report(Clock::time_point now, std::string_view operation, const std::string& waitingOn) {
   Clock::duration waited = now - since_;
   if (summaryAt_ != Clock::duration::zero() && waited >= summaryAt_) {
-    summarize(now);
+    summarize(now, operation);
     summaryAt_ = Clock::duration::zero();
   }
   if (waited < nextWarning_) return;
   log::warn("stall: rank {} has waited {} s in {} for {} (WEFT_STALL_WARN={} s; next report after {} s)",
-            comm_.rank, wholeSeconds(waited), operation_, waitingOn, wholeSeconds(warnAfter_),
+            comm_.rank, wholeSeconds(waited), operation, waitingOn, wholeSeconds(warnAfter_),
             wholeSeconds(nextWarning_ * 2));
   if (comm_.rank == 0) {
     summaryAt_ = nextWarning_ + std::min<Clock::duration>(warnAfter_ / 2, std::chrono::seconds(5));
   } else {
     comm_.control->sendStall(0, static_cast<uint32_t>(wholeSeconds(waited)),
-                             operation_ + " waiting for " + waitingOn);
+                             fmt::format("{} waiting for {}", operation, waitingOn));
   }
   nextWarning_ *= 2;
 }
 
-void StallReport::summarize(Clock::time_point now) const {
+void StallReport::summarize(Clock::time_point now, std::string_view operation) const {
   std::vector<int> same, unheard;
   std::string elsewhere;
   const auto& news = comm_.control->stallNews();
@@ -58,7 +57,7 @@ void StallReport::summarize(Clock::time_point now) const {
     auto it = news.find(r);
     if (it == news.end() || it->second.receivedAt < since_) {  // older news is from another wait
       unheard.push_back(r);
-    } else if (it->second.message.text.starts_with(operation_ + " ")) {
+    } else if (it->second.message.text.starts_with(fmt::format("{} ", operation))) {
       same.push_back(r);
     } else {
       elsewhere += fmt::format("; rank {} waits in {} ({} s, reported {} s ago)", r, it->second.message.text,
@@ -67,10 +66,10 @@ void StallReport::summarize(Clock::time_point now) const {
   }
   same.insert(same.begin(), 0);
   log::warn(
-      "stall report: {} {} in {}{}{}", rankList(same), same.size() == 1 ? "waits" : "wait", operation_, elsewhere,
+      "stall report: {} {} in {}{}{}", rankList(same), same.size() == 1 ? "waits" : "wait", operation, elsewhere,
       unheard.empty()
           ? std::string()
-          : fmt::format("; not heard from {}: not in {} yet, or stuck before it", rankList(unheard), operation_));
+          : fmt::format("; not heard from {}: not in {} yet, or stuck before it", rankList(unheard), operation));
 }
 
 }  // namespace weft

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 struct weftComm;
 
@@ -17,19 +18,18 @@ class StallReport {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `operation` names what waits ("allreduce #12"); it must outlive the report.
-  StallReport(weftComm& comm, const std::string& operation);
+  explicit StallReport(weftComm& comm);
 
   // True when a report is due for a wait that has been silent since `since`. Cheap: call it per pass.
   bool due(Clock::time_point now, Clock::time_point since);
-  // Reports; `waitingOn` names the ranks this one waits for ("rank(s) 3").
-  void report(Clock::time_point now, const std::string& waitingOn);
+  // Reports; `operation` names what waits ("allreduce #12"), `waitingOn` the ranks this one waits for
+  // ("rank(s) 3"). Named only here, so that a wait that never reports formats nothing.
+  void report(Clock::time_point now, std::string_view operation, const std::string& waitingOn);
 
  private:
-  void summarize(Clock::time_point now) const;
+  void summarize(Clock::time_point now, std::string_view operation) const;
 
   weftComm& comm_;
-  const std::string& operation_;
   Clock::duration warnAfter_;  // zero: off
   Clock::time_point since_{};
   Clock::duration nextWarning_{};

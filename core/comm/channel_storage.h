@@ -1,0 +1,38 @@
+// What a communicator's CommChannels of one channel id keep from one operation to the next (see
+// core/comm/comm_channel.h): the transfers and the per-queue counters, cleared but not freed, so that an
+// operation in steady state allocates nothing. One CommChannel uses it at a time (operations on a
+// communicator take turns); a CommChannel made while another of its id lives gets storage of its own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "core/algorithms/channel.h"
+
+namespace weft {
+
+struct ChannelTransfer {
+  int peer;
+  bool isRecv;
+  void* data;
+  size_t bytes;
+  uint32_t tag;
+  void* connection = nullptr;
+  void* request = nullptr;  // the transport's, once started
+  bool started = false;
+  bool done = false;
+};
+
+struct ChannelStorage {
+  std::deque<ChannelTransfer> transfers;  // deque: pointers in Requests and `active` stay valid as it grows
+  size_t used = 0;                        // the current operation's transfers are the first `used`
+  std::vector<ChannelTransfer*> active;   // not yet done, oldest first
+  std::vector<int> unstarted;             // per queue: transfers posted but not started
+  std::vector<char> blocked;              // per queue, during one progress pass
+  std::vector<Request> kept;              // CommChannel::keep: a batch's Send/Recv, waited for at its end
+  bool inUse = false;
+};
+
+}  // namespace weft
