@@ -1,7 +1,9 @@
 // A launch allocates nothing (docs/plans.md): once a plan has run, launching it again on the NULL stream makes
 // no allocation anywhere in the process (operator new counted program-wide, libweft and plugins included),
 // for every collective, a fused group, a run of independent AllReduces and Send/Recv; each launch is still
-// checked against the reference.
+// checked against the reference. Eager calls likewise.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,51 @@ Op op(Kind kind, weftDataType_t type, size_t count, int group = -1) {
   o.count = count;
   o.group = group;
   return o;
+}
+
+// Eager calls on the NULL stream allocate nothing either, once the first has run: AllReduce of 1000 and of
+// 70000 int32 (rank r, element e contributes r + e % 7), AllGather and Broadcast of 500; every result checked
+// exactly (integers: the sum is independent of the reduction order).
+void eagerAllocations(Context& ctx) {
+  const colltest::CommView& v = ctx.world;
+  constexpr size_t kSmall = 1000, kLarge = 70000, kGather = 500;
+  std::vector<int32_t> send(kLarge), recv(kLarge), gathered(kGather * static_cast<size_t>(v.size)), bcast(kGather);
+  for (size_t e = 0; e < kLarge; ++e) send[e] = v.rank + static_cast<int32_t>(e % 7);
+  for (int round = 0; round < 5; ++round) {
+    std::fill(recv.begin(), recv.end(), -1);
+    std::fill(gathered.begin(), gathered.end(), -1);
+    for (size_t e = 0; e < kGather; ++e) bcast[e] = v.rank == 0 ? static_cast<int32_t>(e * 3 + round) : -1;
+    weftResult_t results[4];
+    uint64_t allocations = 0;
+    {
+      CountAllocations counting;
+      results[0] = weftAllReduce(send.data(), recv.data(), kSmall, weftInt32, weftSum, v.comm, nullptr);
+      results[1] =
+          weftAllReduce(send.data(), recv.data() + kSmall, kLarge - kSmall, weftInt32, weftSum, v.comm, nullptr);
+      results[2] = weftAllGather(send.data(), gathered.data(), kGather, weftInt32, v.comm, nullptr);
+      results[3] = weftBroadcast(bcast.data(), bcast.data(), kGather, weftInt32, 0, v.comm, nullptr);
+      allocations = counting.count();
+    }
+    const std::string when = "eager round " + std::to_string(round + 1);
+    for (weftResult_t r : results) colltest::expectOk(r, when);
+    ctx.report.calls += 4;
+    const auto ranks = static_cast<int64_t>(v.size);
+    size_t wrong = 0;
+    for (size_t e = 0; e < kLarge; ++e) {
+      const size_t input = e < kSmall ? e : e - kSmall;  // the second call starts at send[0] again
+      wrong += recv[e] != ranks * (ranks - 1) / 2 + ranks * static_cast<int64_t>(input % 7);
+    }
+    for (int r = 0; r < v.size; ++r) {
+      for (size_t e = 0; e < kGather; ++e) wrong += gathered[r * kGather + e] != r + static_cast<int32_t>(e % 7);
+    }
+    for (size_t e = 0; e < kGather; ++e) wrong += bcast[e] != static_cast<int32_t>(e * 3 + round);
+    ctx.report.elements += kLarge + gathered.size() + kGather;
+    if (wrong != 0) fail(ctx, when + ": " + std::to_string(wrong) + " wrong elements");
+    if (round >= 2 && allocations != 0) {
+      fail(ctx, when + " allocated " + std::to_string(allocations) +
+                    " times with operator new; eager calls after the first must allocate nothing");
+    }
+  }
 }
 
 }  // namespace
@@ -61,6 +108,7 @@ void caseLaunchAllocations(Context& ctx) {
     }
   }
   colltest::expectOk(weftPlanDestroy(plan), "weftPlanDestroy: " + prog.what());
+  eagerAllocations(ctx);
 }
 
 }  // namespace plantest

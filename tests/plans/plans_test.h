@@ -125,7 +125,7 @@ void caseReuse(Context& ctx);      // classification and reuse with the default 
 void caseReuseEnv(Context& ctx);   // WEFT_STREAM_CAPACITY, WEFT_MAX_STREAMS, WEFT_SUBGRAPH_REUSE
 void caseBadUsage(Context& ctx);
 void caseLifecycle(Context& ctx);          // begin/end/launch/destroy cycles, empty plans
-void caseLaunchAllocations(Context& ctx);  // a launch after the first allocates nothing
+void caseLaunchAllocations(Context& ctx);  // launches (and eager calls) after the first allocate nothing
 // The environment given by the CTest entry (no setenv): "reuse40", "off4" or "bad".
 void caseEnvExternal(Context& ctx, const std::string& which);
 
