@@ -15,7 +15,11 @@ namespace {
 struct GroupState {
   int depth = 0;
   uint64_t serial = 0;  // the open group's number (unique in the process): a plan records it with each call
-  std::unique_ptr<FusionPlanner> planner;  // while a group is open
+  std::unique_ptr<FusionPlanner> planner;  // once the open group has a call that may fuse
+  // Until then its Send/Recv on the NULL stream are only held here, in order, in a vector kept from group to
+  // group: a group of Send/Recv alone, as pipeline parallelism issues, runs without the planner and
+  // allocates nothing.
+  std::vector<Op> plain;
   // Runs the NULL-stream launches that go before the group's end (full fusion buckets), so that they
   // overlap the rest of the group; weftGroupEnd waits for it. Made at the first such launch.
   std::unique_ptr<weftStream> early;
@@ -59,6 +63,31 @@ void launchReady() {
   }
 }
 
+// The open group's planner, made at its first call that may fuse, taking over the calls held before it.
+void startPlanner() {
+  if (group.planner) return;
+  group.planner = std::make_unique<FusionPlanner>(fusionSettingOf);
+  for (const Op& op : group.plain) group.planner->add({op, nullptr});
+  group.plain.clear();
+}
+
+// Runs a group of Send/Recv alone when they are all on one communicator: one batch, one ticket. False,
+// leaving them held, when they span communicators.
+bool runPlainGroup() {
+  if (group.plain.empty()) return true;
+  weftComm* comm = group.plain.front().comm;
+  for (const Op& op : group.plain) {
+    if (op.comm != comm) return false;
+  }
+  for (const Op& op : group.plain) countLaunch(op);
+  struct Release {  // the held calls are this group's only, however the batch ends
+    ~Release() { group.plain.clear(); }
+  } release;
+  Ticket ticket = issueTicket(comm);
+  runBatch(group.plain, {&ticket, 1});
+  return true;
+}
+
 }  // namespace
 
 FusionSetting fusionSettingOf(const weftComm* comm, size_t slot) { return comm->fusion.get(slot); }
@@ -69,6 +98,11 @@ void submit(const Op& op, weftStream* stream) {
   }
   op.comm->opsSubmitted.fetch_add(1, std::memory_order_relaxed);
   if (group.depth > 0) {
+    if (!group.planner && stream == nullptr && (op.kind == OpKind::Send || op.kind == OpKind::Recv)) {
+      group.plain.push_back(op);
+      return;
+    }
+    startPlanner();
     group.planner->add({op, stream});
     return launchReady();
   }
@@ -82,7 +116,8 @@ void submit(const Op& op, weftStream* stream) {
 
 void groupStart() {
   if (group.depth++ > 0) return;
-  group.planner = std::make_unique<FusionPlanner>(fusionSettingOf);
+  group.planner.reset();
+  group.plain.clear();
   group.serial = groupsOpened.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
@@ -101,6 +136,8 @@ void launchPlan(const std::shared_ptr<const std::vector<Op>>& launches, size_t r
 void groupEnd() {
   if (group.depth == 0) fail(weftInvalidUsage, "weftGroupEnd without a matching weftGroupStart");
   if (--group.depth > 0) return;
+  if (!group.planner && runPlainGroup()) return;
+  startPlanner();
   std::unique_ptr<FusionPlanner> planner = std::move(group.planner);
   // One batch per stream, in order of each stream's first op; the NULL-stream batch runs last, inline,
   // so the streams' batches are already queued when this thread blocks.

@@ -1,6 +1,7 @@
 // The Send/Recv section: point-to-point inside weftGroupStart/End. A ring with 1 MiB messages (would
-// deadlock without grouping), both directions at once, a send to self, a group on a stream, and an
-// ungrouped pairwise exchange.
+// deadlock without grouping), both directions at once, a send to self, a group on a stream, an ungrouped
+// pairwise exchange, a group with an AllReduce after its Send/Recv, and one spanning two communicators.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -172,6 +173,56 @@ void pairwiseUngrouped(const CommView& view, size_t count, Report& report) {
   verify(*in, report);
 }
 
+// One group holding a ring on each of two communicators: Send/Recv spanning communicators (the group
+// then goes through the fusion planner, see core/collectives/submit.cpp).
+void ringOnTwoComms(const CommView& a, const CommView& b, size_t count, Report& report) {
+  const int me = a.rank, np = a.size;
+  const int next = (me + 1) % np, prev = (me + np - 1) % np;
+  const uint64_t saltA = nextSalt(), saltB = nextSalt();
+  auto outA = makeMessage("ring on comm A of two", weftInt32, count, me, next, saltA, kSendSide);
+  auto inA = makeMessage("ring on comm A of two", weftInt32, count, prev, me, saltA, kRecvSide);
+  auto outB = makeMessage("ring on comm B of two", weftFloat64, count, me, prev, saltB, kSendSide);
+  auto inB = makeMessage("ring on comm B of two", weftFloat64, count, next, me, saltB, kRecvSide);
+  setCurrentOp("Send/Recv on two communicators in one group");
+  expectOk(weftGroupStart(), "weftGroupStart");
+  expectOk(post(*outA, a, nullptr, true), "weftSend " + describe(*outA));
+  expectOk(post(*inB, b, nullptr, false), "weftRecv " + describe(*inB));
+  expectOk(post(*inA, a, nullptr, false), "weftRecv " + describe(*inA));
+  expectOk(post(*outB, b, nullptr, true), "weftSend " + describe(*outB));
+  expectOk(weftGroupEnd(), "weftGroupEnd (two communicators)");
+  for (Message* m : {outA.get(), inA.get(), outB.get(), inB.get()}) verify(*m, report);
+}
+
+// Send/Recv, then an AllReduce, in one group: the held Send/Recv go to the fusion planner with it, in order.
+void ringThenAllReduce(const CommView& view, size_t count, Report& report) {
+  const int me = view.rank, np = view.size;
+  const int next = (me + 1) % np, prev = (me + np - 1) % np;
+  const uint64_t salt = nextSalt();
+  auto out = makeMessage("ring before an AllReduce", weftInt32, count, me, next, salt, kSendSide);
+  auto in = makeMessage("ring before an AllReduce", weftInt32, count, prev, me, salt, kRecvSide);
+  std::vector<int64_t> contribution(count), sum(count, -1);
+  for (size_t i = 0; i < count; ++i) contribution[i] = me * 1000 + static_cast<int64_t>(i % 13);
+  setCurrentOp("Send/Recv then AllReduce in one group");
+  expectOk(weftGroupStart(), "weftGroupStart");
+  expectOk(post(*out, view, nullptr, true), "weftSend " + describe(*out));
+  expectOk(post(*in, view, nullptr, false), "weftRecv " + describe(*in));
+  expectOk(weftAllReduce(contribution.data(), sum.data(), count, weftInt64, weftSum, view.comm, nullptr),
+           "weftAllReduce in the group");
+  expectOk(weftGroupEnd(), "weftGroupEnd (Send/Recv then AllReduce)");
+  verify(*out, report);
+  verify(*in, report);
+  ++report.calls;
+  report.elements += count;
+  const int64_t ranks = np;
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t want = 1000 * ranks * (ranks - 1) / 2 + ranks * static_cast<int64_t>(i % 13);
+    if (sum[i] == want) continue;
+    reportFailure(report, "AllReduce after Send/Recv in one group: element " + std::to_string(i) + " is " +
+                              std::to_string(sum[i]) + ", expected " + std::to_string(want));
+    break;
+  }
+}
+
 }  // namespace
 
 Report runSendRecvSection() {
@@ -189,6 +240,11 @@ Report runSendRecvSection() {
   toSelf(world, weftInt8, 7, report);
   pairwiseUngrouped(world, 1000, report);
   pairwiseUngrouped(world, kMiB / 8, report);
+  ringThenAllReduce(world, 1000, report);
+  CommView second = createWorldComm(nullptr);
+  ringOnTwoComms(world, second, 1000, report);
+  ringOnTwoComms(world, second, kMiB / 8, report);
+  destroyComm(second);
   weftStream_t stream = nullptr;
   expectOk(weftStreamCreate(&stream), "weftStreamCreate");
   ring(world, weftBfloat16, kMiB / 2, false, stream, report);

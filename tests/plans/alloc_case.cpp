@@ -24,8 +24,8 @@ Op op(Kind kind, weftDataType_t type, size_t count, int group = -1) {
 }
 
 // Eager calls on the NULL stream allocate nothing either, once the first has run: AllReduce of 1000 and of
-// 70000 int32 (rank r, element e contributes r + e % 7), AllGather and Broadcast of 500; every result checked
-// exactly (integers: the sum is independent of the reduction order).
+// 70000 int32 (rank r, element e contributes r + e % 7), AllGather and Broadcast of 500, a group of one Send and
+// one Recv around the ring; every result checked exactly (integers: the sum is independent of the order).
 void eagerAllocations(Context& ctx) {
   const colltest::CommView& v = ctx.world;
   constexpr size_t kSmall = 1000, kLarge = 70000, kGather = 500;
@@ -35,7 +35,9 @@ void eagerAllocations(Context& ctx) {
     std::fill(recv.begin(), recv.end(), -1);
     std::fill(gathered.begin(), gathered.end(), -1);
     for (size_t e = 0; e < kGather; ++e) bcast[e] = v.rank == 0 ? static_cast<int32_t>(e * 3 + round) : -1;
-    weftResult_t results[4];
+    std::vector<int32_t> ringIn(kGather, -1);
+    const int next = (v.rank + 1) % v.size, prev = (v.rank + v.size - 1) % v.size;
+    weftResult_t results[8];
     uint64_t allocations = 0;
     {
       CountAllocations counting;
@@ -44,11 +46,15 @@ void eagerAllocations(Context& ctx) {
           weftAllReduce(send.data(), recv.data() + kSmall, kLarge - kSmall, weftInt32, weftSum, v.comm, nullptr);
       results[2] = weftAllGather(send.data(), gathered.data(), kGather, weftInt32, v.comm, nullptr);
       results[3] = weftBroadcast(bcast.data(), bcast.data(), kGather, weftInt32, 0, v.comm, nullptr);
+      results[4] = weftGroupStart();  // a ring of Send/Recv, as pipeline parallelism issues them
+      results[5] = weftSend(send.data(), kGather, weftInt32, next, v.comm, nullptr);
+      results[6] = weftRecv(ringIn.data(), kGather, weftInt32, prev, v.comm, nullptr);
+      results[7] = weftGroupEnd();
       allocations = counting.count();
     }
     const std::string when = "eager round " + std::to_string(round + 1);
     for (weftResult_t r : results) colltest::expectOk(r, when);
-    ctx.report.calls += 4;
+    ctx.report.calls += 6;
     const auto ranks = static_cast<int64_t>(v.size);
     size_t wrong = 0;
     for (size_t e = 0; e < kLarge; ++e) {
@@ -59,7 +65,8 @@ void eagerAllocations(Context& ctx) {
       for (size_t e = 0; e < kGather; ++e) wrong += gathered[r * kGather + e] != r + static_cast<int32_t>(e % 7);
     }
     for (size_t e = 0; e < kGather; ++e) wrong += bcast[e] != static_cast<int32_t>(e * 3 + round);
-    ctx.report.elements += kLarge + gathered.size() + kGather;
+    for (size_t e = 0; e < kGather; ++e) wrong += ringIn[e] != prev + static_cast<int32_t>(e % 7);
+    ctx.report.elements += kLarge + gathered.size() + 2 * kGather;
     if (wrong != 0) fail(ctx, when + ": " + std::to_string(wrong) + " wrong elements");
     if (round >= 2 && allocations != 0) {
       fail(ctx, when + " allocated " + std::to_string(allocations) +
