@@ -21,9 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
-constexpr uint32_t kAddressVersion = 1;
-constexpr size_t kControlBytes = size_t{3} * 4096;  // rounded up from sizeof(NodeControl)
+constexpr uint32_t kAddressMagic = 0x4e4d5357;      // "WSMN"
+constexpr uint32_t kAddressVersion = 2;             // 2: 32 staging slots and 128 step lines (was 8 and 32)
+constexpr size_t kControlBytes = size_t{5} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
 // What a rank tells the others in its backend address.

@@ -55,8 +55,8 @@ struct NodeDescriptor {
 // Collectives whose whole input fits kInlineBytes carry it in the line after: the adjacent-line
 // prefetcher brings it with the step.
 inline constexpr size_t kInlineBytes = 64;
-inline constexpr uint64_t kSlots = 8;       // collectives in flight (staging slots)
-inline constexpr uint64_t kStepLines = 32;  // > the most steps kSlots collectives take (2 each)
+inline constexpr uint64_t kSlots = 32;       // collectives in flight (staging slots)
+inline constexpr uint64_t kStepLines = 128;  // > the most steps kSlots collectives take (2 each)
 struct alignas(2 * kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;
@@ -199,7 +199,6 @@ const char* nodeCollName(weftCollType_t coll);
 
 // The backend table the plugin exports (shm_backend.cpp).
 extern const weftBackendOps_v1 kNodeBackendOps;
-
 
 }  // namespace weft::shm
 
