@@ -35,7 +35,8 @@ class PointToPointChannels {
     }
     if (used_ < kInline) {
       comms_[used_] = &comm;
-      return inline_[used_++].emplace(comm, kPointToPointChannel, "weftSend/weftRecv");
+      inline_[used_].emplace(comm, kPointToPointChannel, "weftSend/weftRecv");
+      return *inline_[used_++];
     }
     return *more_
                 .emplace_back(&comm,

@@ -1,5 +1,6 @@
 #include "core/collectives/submit.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -76,9 +77,8 @@ void startPlanner() {
 bool runPlainGroup() {
   if (group.plain.empty()) return true;
   weftComm* comm = group.plain.front().comm;
-  for (const Op& op : group.plain) {
-    if (op.comm != comm) return false;
-  }
+  if (!std::all_of(group.plain.begin(), group.plain.end(), [&](const Op& op) { return op.comm == comm; }))
+    return false;
   for (const Op& op : group.plain) countLaunch(op);
   struct Release {  // the held calls are this group's only, however the batch ends
     ~Release() { group.plain.clear(); }

@@ -14,15 +14,6 @@ namespace plantest {
 
 namespace {
 
-Op op(Kind kind, weftDataType_t type, size_t count, int group = -1) {
-  Op o;
-  o.kind = kind;
-  o.type = type;
-  o.count = count;
-  o.group = group;
-  return o;
-}
-
 // Eager calls on the NULL stream allocate nothing either, once the first has run: AllReduce of 1000 and of
 // 70000 int32 (rank r, element e contributes r + e % 7), AllGather and Broadcast of 500, a group of one Send and
 // one Recv around the ring; every result checked exactly (integers: the sum is independent of the order).
@@ -81,13 +72,13 @@ void caseLaunchAllocations(Context& ctx) {
   constexpr int kWarmLaunches = 2;  // the first launch sets up what the communicator keeps (e.g. its backend)
   constexpr int kCountedLaunches = 3;
   const std::vector<Op> ops = {
-      op(Kind::kAllReduce, weftFloat32, 256),     op(Kind::kAllReduce, weftFloat32, 1000),
-      op(Kind::kAllReduce, weftFloat32, 70000),   op(Kind::kAllGather, weftInt32, 300),
-      op(Kind::kReduceScatter, weftFloat64, 200), op(Kind::kBroadcast, weftInt64, 5000),
-      op(Kind::kReduce, weftFloat32, 4000),       op(Kind::kAllToAll, weftInt32, 64),
-      op(Kind::kAllReduce, weftFloat32, 100, 0),  op(Kind::kAllReduce, weftFloat32, 300, 0),
-      op(Kind::kAllGather, weftFloat32, 50, 0),   op(Kind::kBarrier, weftFloat32, 0),
-      op(Kind::kSendRecv, weftInt8, 1000),        op(Kind::kAllReduce, weftInt32, 2 << 20),
+      makeOp(Kind::kAllReduce, weftFloat32, 256),     makeOp(Kind::kAllReduce, weftFloat32, 1000),
+      makeOp(Kind::kAllReduce, weftFloat32, 70000),   makeOp(Kind::kAllGather, weftInt32, 300),
+      makeOp(Kind::kReduceScatter, weftFloat64, 200), makeOp(Kind::kBroadcast, weftInt64, 5000),
+      makeOp(Kind::kReduce, weftFloat32, 4000),       makeOp(Kind::kAllToAll, weftInt32, 64),
+      makeOp(Kind::kAllReduce, weftFloat32, 100, 0),  makeOp(Kind::kAllReduce, weftFloat32, 300, 0),
+      makeOp(Kind::kAllGather, weftFloat32, 50, 0),   makeOp(Kind::kBarrier, weftFloat32, 0),
+      makeOp(Kind::kSendRecv, weftInt8, 1000),        makeOp(Kind::kAllReduce, weftInt32, 2 << 20),
   };
   Program prog(ctx, "launch allocations", ops);
   prog.fill();

@@ -9,17 +9,8 @@ namespace plantest {
 
 namespace {
 
-Op make(Kind kind, weftDataType_t type, size_t count, int group = -1) {
-  Op op;
-  op.kind = kind;
-  op.type = type;
-  op.count = count;
-  op.group = group;
-  return op;
-}
-
 Op reducing(Kind kind, weftDataType_t type, weftRedOp_t red, size_t count, int group = -1) {
-  Op op = make(kind, type, count, group);
+  Op op = makeOp(kind, type, count, group);
   op.op = red;
   return op;
 }
@@ -56,13 +47,13 @@ void caseRecording(Context& ctx) {
   // One of each, nothing else: every output poisoned during recording, 4 launches.
   const std::vector<Op> each = {
       reducing(Kind::kAllReduce, weftFloat32, weftSum, 1000),
-      make(Kind::kAllGather, weftInt32, 100),
+      makeOp(Kind::kAllGather, weftInt32, 100),
       reducing(Kind::kReduceScatter, weftInt64, weftMax, 50),
-      with(make(Kind::kBroadcast, weftUint8, 333), [](Op& o) { o.root = -1; }),
+      with(makeOp(Kind::kBroadcast, weftUint8, 333), [](Op& o) { o.root = -1; }),
       with(reducing(Kind::kReduce, weftFloat64, weftSum, 200), [](Op& o) { o.root = 1; }),
-      make(Kind::kAllToAll, weftInt32, 40),
-      make(Kind::kBarrier, weftInt8, 0),
-      make(Kind::kSendRecv, weftFloat32, 500, 0),
+      makeOp(Kind::kAllToAll, weftInt32, 40),
+      makeOp(Kind::kBarrier, weftInt8, 0),
+      makeOp(Kind::kSendRecv, weftFloat32, 500, 0),
   };
   runProgram(ctx, "one of each", each, RunOptions{4, {}});
 
@@ -87,7 +78,7 @@ void caseRecording(Context& ctx) {
   // A call the checks reject while recording is not recorded; a launch's Send/Recv are one batch, so an
   // ungrouped Send then Recv (which would wait for each other if issued eagerly) runs; a plan destroyed
   // right after its launch was queued on a stream still runs.
-  const std::vector<Op> ring = {make(Kind::kSendRecv, weftInt64, 1000),
+  const std::vector<Op> ring = {makeOp(Kind::kSendRecv, weftInt64, 1000),
                                 reducing(Kind::kAllReduce, weftInt8, weftMax, 99)};
   Program batch(ctx, "ungrouped Send/Recv", ring);
   batch.fill();
@@ -126,25 +117,26 @@ void caseRecording(Context& ctx) {
 void caseMixed(Context& ctx) {
   std::vector<Op> ops;
   ops.push_back(reducing(Kind::kAllReduce, weftFloat32, weftSum, 1000));
-  ops.push_back(with(make(Kind::kAllGather, weftInt32, 77), [](Op& o) { o.inPlace = true; }));
+  ops.push_back(with(makeOp(Kind::kAllGather, weftInt32, 77), [](Op& o) { o.inPlace = true; }));
   ops.push_back(reducing(Kind::kAllReduce, weftInt64, weftSum, 0));  // count 0
   // A group of everything, with Ex fusion ids 0 and 2 (and 1: the plain calls' id).
   ops.push_back(reducing(Kind::kReduceScatter, weftFloat64, weftMax, 33, 1));
-  ops.push_back(with(make(Kind::kBroadcast, weftBfloat16, 100, 1), [](Op& o) { o.root = -1, o.inPlace = true; }));
+  ops.push_back(
+      with(makeOp(Kind::kBroadcast, weftBfloat16, 100, 1), [](Op& o) { o.root = -1, o.inPlace = true; }));
   ops.push_back(with(reducing(Kind::kReduce, weftInt64, weftProd, 50, 1), [](Op& o) { o.root = 0; }));
-  ops.push_back(make(Kind::kSendRecv, weftUint8, 300, 1));
+  ops.push_back(makeOp(Kind::kSendRecv, weftUint8, 300, 1));
   for (int id : {0, 2, 2, 1}) {
     ops.push_back(with(reducing(Kind::kAllReduce, weftFloat16, weftAvg, 64, 1), [&](Op& o) { o.fusionId = id; }));
   }
   ops.push_back(with(reducing(Kind::kAllReduce, weftFloat16, weftAvg, 64, 1), [](Op& o) { o.inPlace = true; }));
-  ops.push_back(make(Kind::kAllToAll, weftInt8, 40, 1));
-  ops.push_back(make(Kind::kBarrier, weftInt8, 0));
+  ops.push_back(makeOp(Kind::kAllToAll, weftInt8, 40, 1));
+  ops.push_back(makeOp(Kind::kBarrier, weftInt8, 0));
   // A chain outside groups: each call reads the previous one's output.
   const int chain = static_cast<int>(ops.size());
   ops.push_back(reducing(Kind::kAllReduce, weftInt32, weftSum, 500));
   ops.push_back(with(reducing(Kind::kAllReduce, weftInt32, weftMax, 500), [&](Op& o) { o.inputOf = chain; }));
-  ops.push_back(with(make(Kind::kBroadcast, weftInt32, 500), [&](Op& o) { o.inputOf = chain + 1, o.root = 1; }));
-  ops.push_back(with(make(Kind::kAllGather, weftInt32, 500), [&](Op& o) { o.inputOf = chain + 2; }));
+  ops.push_back(with(makeOp(Kind::kBroadcast, weftInt32, 500), [&](Op& o) { o.inputOf = chain + 1, o.root = 1; }));
+  ops.push_back(with(makeOp(Kind::kAllGather, weftInt32, 500), [&](Op& o) { o.inputOf = chain + 2; }));
   // The same inside one group (the calls must not fuse across the dependency).
   const int grouped = static_cast<int>(ops.size());
   ops.push_back(reducing(Kind::kAllReduce, weftFloat32, weftSum, 300, 2));
@@ -153,7 +145,7 @@ void caseMixed(Context& ctx) {
   ops.push_back(reducing(Kind::kAllReduce, weftFloat32, weftSum, 300, 2));
   // Ex ids on AllGather and ReduceScatter in a group; then a larger AllReduce and an in-place Reduce.
   for (int i = 0; i < 3; ++i) {
-    ops.push_back(with(make(Kind::kAllGather, weftFloat32, 50 + i, 3), [&](Op& o) { o.fusionId = 3; }));
+    ops.push_back(with(makeOp(Kind::kAllGather, weftFloat32, 50 + i, 3), [&](Op& o) { o.fusionId = 3; }));
     ops.push_back(with(reducing(Kind::kReduceScatter, weftUint32, weftMin, 20, 3), [&](Op& o) {
       o.fusionId = i == 1 ? 0 : 3;
       o.inPlace = i == 2;
@@ -170,7 +162,7 @@ void caseMixed(Context& ctx) {
   int group = 10;
   for (weftDataType_t t : colltest::kAllTypes) {
     for (weftRedOp_t red : colltest::kAllOps) types.push_back(reducing(Kind::kAllReduce, t, red, 129, group));
-    types.push_back(make(Kind::kAllGather, t, 31, group));
+    types.push_back(makeOp(Kind::kAllGather, t, 31, group));
     types.push_back(reducing(Kind::kReduceScatter, t, weftSum, 17));
     ++group;
   }
@@ -182,16 +174,16 @@ void caseSplit(Context& ctx) {
   std::vector<Op> ops;
   for (int i = 0; i < 6; ++i) {
     ops.push_back(with(reducing(Kind::kAllReduce, weftFloat32, weftSum, 200 + i), [&](Op& o) { o.comm = i % 2; }));
-    ops.push_back(with(make(Kind::kAllGather, weftInt64, 10 + i), [&](Op& o) { o.comm = (i + 1) % 2; }));
+    ops.push_back(with(makeOp(Kind::kAllGather, weftInt64, 10 + i), [&](Op& o) { o.comm = (i + 1) % 2; }));
   }
   for (int i = 0; i < 4; ++i) {
     ops.push_back(with(reducing(Kind::kAllReduce, weftInt32, weftSum, 100, 20), [](Op& o) { o.comm = 1; }));
   }
-  ops.push_back(with(make(Kind::kSendRecv, weftFloat64, 64, 21), [](Op& o) { o.comm = 1; }));
-  ops.push_back(with(make(Kind::kBroadcast, weftInt32, 99, 21), [](Op& o) { o.comm = 1, o.root = -1; }));
+  ops.push_back(with(makeOp(Kind::kSendRecv, weftFloat64, 64, 21), [](Op& o) { o.comm = 1; }));
+  ops.push_back(with(makeOp(Kind::kBroadcast, weftInt32, 99, 21), [](Op& o) { o.comm = 1, o.root = -1; }));
   ops.push_back(with(reducing(Kind::kReduce, weftFloat32, weftMax, 99), [](Op& o) { o.comm = 1, o.root = 1; }));
-  ops.push_back(make(Kind::kSendRecv, weftFloat64, 64, 22));
-  ops.push_back(with(make(Kind::kAllToAll, weftInt32, 9), [](Op& o) { o.comm = 1; }));
+  ops.push_back(makeOp(Kind::kSendRecv, weftFloat64, 64, 22));
+  ops.push_back(with(makeOp(Kind::kAllToAll, weftInt32, 9), [](Op& o) { o.comm = 1; }));
   runProgram(ctx, "world and sub recording together", ops);
 
   // The sub-communicator alone.
@@ -228,7 +220,7 @@ void caseFusion(Context& ctx) {
       o.group = 0;
     });
   });
-  for (int i = 0; i < 5; ++i) ids.push_back(make(Kind::kAllGather, weftInt32, 20, 0));
+  for (int i = 0; i < 5; ++i) ids.push_back(makeOp(Kind::kAllGather, weftInt32, 20, 0));
   expectEager(runProgram(ctx, "fusion ids 2, 3 and plain", ids), "fusion ids", 4);
 
   // Two groups of 30 with an AllReduce between them outside any group.

@@ -8,15 +8,6 @@ namespace plantest {
 
 namespace {
 
-Op smallOp(Kind kind, weftDataType_t type, size_t count, int group = -1) {
-  Op op;
-  op.kind = kind;
-  op.type = type;
-  op.count = count;
-  op.group = group;
-  return op;
-}
-
 void checkEmptyInfo(Context& ctx, weftPlan_t plan) {
   weftPlanInfo_t info = WEFT_PLAN_INFO_INITIALIZER;
   expectResult(ctx, weftPlanGetInfo(plan, &info), weftSuccess, "weftPlanGetInfo(empty plan)");
@@ -44,7 +35,7 @@ void caseBadUsage(Context& ctx) {
   expectResult(ctx, weftPlanDestroy(nullptr), weftInvalidArgument, "weftPlanDestroy(NULL)");
 
   // weftPlanBegin twice: the second is refused and the first recording goes on.
-  Program prog(ctx, "weftPlanBegin twice", {smallOp(Kind::kAllReduce, weftFloat32, 100)});
+  Program prog(ctx, "weftPlanBegin twice", {makeOp(Kind::kAllReduce, weftFloat32, 100)});
   prog.fill();
   colltest::expectOk(weftPlanBegin(comm), "weftPlanBegin");
   expectResult(ctx, weftPlanBegin(comm), weftInvalidUsage, "weftPlanBegin while recording");
@@ -93,17 +84,17 @@ void caseBadUsage(Context& ctx) {
   colltest::expectOk(weftPlanDestroy(plan), "weftPlanDestroy(empty)");
 
   // The communicator works after all that.
-  runProgram(ctx, "a plan after the bad usage", {smallOp(Kind::kAllReduce, weftInt32, 1000)}, RunOptions{2, {}});
+  runProgram(ctx, "a plan after the bad usage", {makeOp(Kind::kAllReduce, weftInt32, 1000)}, RunOptions{2, {}});
 }
 
 void caseLifecycle(Context& ctx) {
   // 20 cycles of begin, record, end, launch (1 or 2 times), destroy.
   for (int cycle = 0; cycle < 20; ++cycle) {
     const std::vector<Op> ops = {
-        smallOp(Kind::kAllReduce, weftFloat32, 100 + cycle),
-        smallOp(Kind::kAllGather, weftInt64, 10),
-        smallOp(Kind::kReduceScatter, weftInt32, 20, 0),
-        smallOp(Kind::kAllReduce, weftFloat32, 7, 0),
+        makeOp(Kind::kAllReduce, weftFloat32, 100 + cycle),
+        makeOp(Kind::kAllGather, weftInt64, 10),
+        makeOp(Kind::kReduceScatter, weftInt32, 20, 0),
+        makeOp(Kind::kAllReduce, weftFloat32, 7, 0),
     };
     runProgram(ctx, "cycle " + std::to_string(cycle + 1), ops, RunOptions{1 + cycle % 2, {}});
   }
@@ -116,10 +107,9 @@ void caseLifecycle(Context& ctx) {
   colltest::expectOk(weftPlanDestroy(unused), "weftPlanDestroy(never launched)");
 
   // Two plans alive on one communicator, launched in turn, one destroyed while the other goes on.
-  Program a(ctx, "plan A",
-            {smallOp(Kind::kAllReduce, weftInt32, 300), smallOp(Kind::kAllGather, weftFloat32, 30)});
+  Program a(ctx, "plan A", {makeOp(Kind::kAllReduce, weftInt32, 300), makeOp(Kind::kAllGather, weftFloat32, 30)});
   Program b(ctx, "plan B",
-            {smallOp(Kind::kReduceScatter, weftFloat64, 40, 0), smallOp(Kind::kSendRecv, weftInt8, 50, 0)});
+            {makeOp(Kind::kReduceScatter, weftFloat64, 40, 0), makeOp(Kind::kSendRecv, weftInt8, 50, 0)});
   weftPlan_t plans[2] = {nullptr, nullptr};
   Program* progs[2] = {&a, &b};
   for (int k = 0; k < 2; ++k) {

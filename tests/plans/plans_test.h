@@ -37,6 +37,8 @@ struct Op {
                              // (same type and count, on the same communicator)
 };
 std::string describe(const Op& op);
+// An op of `kind` with the defaults above otherwise.
+Op makeOp(Kind kind, weftDataType_t type, size_t count, int group = -1);
 
 struct Context {
   colltest::CommView world;

@@ -12,6 +12,15 @@
 
 namespace plantest {
 
+Op makeOp(Kind kind, weftDataType_t type, size_t count, int group) {
+  Op op;
+  op.kind = kind;
+  op.type = type;
+  op.count = count;
+  op.group = group;
+  return op;
+}
+
 namespace {
 
 using colltest::Elem;
