@@ -67,6 +67,10 @@ class CommChannel : public Channel {
   std::chrono::seconds timeout_;
 };
 
+// How many passes over its transfers a waiting CommChannel makes before it yields its core
+// (weftComm::spinRounds), for a host running ranksOnHost of the communicator's ranks.
+int waitSpinRounds(size_t ranksOnHost);
+
 // Every rank's fixed-size record (a plain struct of integers), in rank order, through the communicator's own
 // AllGather: how core exchanges setup and check records. The caller holds the turn; `operation` names it in
 // error messages.

@@ -65,6 +65,7 @@ void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   for (const PeerInfo& peer : comm.peers) hostIds.push_back(peer.hostId);
   comm.hosts = HostLayout::fromHostIds(hostIds);
   comm.tuner.setShape(shapeOf(comm));
+  comm.spinRounds = waitSpinRounds(comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank)).size());
   comm.sentTo.assign(comm.nranks, 0);
   comm.receivedFrom.assign(comm.nranks, 0);
   comm.control = std::make_unique<ControlChannel>(comm);
