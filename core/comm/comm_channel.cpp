@@ -18,9 +18,8 @@ namespace {
 // How long a rank whose connection to a peer broke waits for that peer's (or anyone's) fault notice, which
 // says whether the peer died or gave up because of another rank.
 constexpr auto kNoticeGrace = std::chrono::milliseconds(200);
-}  // namespace
 
-namespace {
+// The communicator's storage for `channel`, unless a CommChannel of that id is using it (nested channels).
 ChannelStorage* borrowable(weftComm& comm, int channel) {
   ChannelStorage& shared = comm.channelStorage[channel];
   return shared.inUse ? nullptr : &shared;
@@ -39,13 +38,11 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation
   store_.kept.clear();
   store_.unstarted.assign(static_cast<size_t>(comm.nranks) * 2, 0);
   store_.blocked.assign(static_cast<size_t>(comm.nranks) * 2, 0);
-  auto* end = operation_;
-  if (channel_ == kCollectiveChannel) {
-    collectiveTag_ = comm_.collectiveCount++;
-    end = fmt::format_to_n(operation_, sizeof(operation_) - 1, "{} #{}", operation, collectiveTag_).out;
-  } else {
-    end = fmt::format_to_n(operation_, sizeof(operation_) - 1, "{}", operation).out;
-  }
+  const size_t room = sizeof(operation_) - 1;
+  if (channel_ == kCollectiveChannel) collectiveTag_ = comm_.collectiveCount++;
+  char* end = channel_ == kCollectiveChannel
+                  ? fmt::format_to_n(operation_, room, "{} #{}", operation, collectiveTag_).out
+                  : fmt::format_to_n(operation_, room, "{}", operation).out;
   *end = '\0';
 }
 
