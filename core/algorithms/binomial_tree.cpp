@@ -15,13 +15,13 @@
 // receives are posted before this one is reduced. The root's reductions land in recvbuff; other inner
 // ranks accumulate in scratch (recvbuff is only the root's), and leaves send straight from sendbuff.
 // Wire: each non-root sends n bytes once; a rank receives n from each child.
-#include <array>
+#include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
+#include "core/algorithms/small_vector.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -34,22 +34,14 @@ struct BinomialTree {
   }
   bool isRoot() const { return relative == 0; }
   int parent() const { return toRank(relative - subtreeSpan); }
-  // Children, largest subtree first: at most one per bit of an int, so no allocation.
-  struct Children {
-    std::array<int, 32> ranks;
-    size_t count = 0;
-    bool empty() const { return count == 0; }
-    size_t size() const { return count; }
-    const int* begin() const { return ranks.data(); }
-    const int* end() const { return ranks.data() + count; }
-    int operator[](size_t i) const { return ranks[i]; }
-  };
+  // Children, largest subtree first: at most one per bit of an int.
+  using Children = SmallVector<int, 32>;
   Children children() const {
-    Children c;
+    Children ranks;
     for (int d = subtreeSpan / 2; d >= 1; d /= 2) {
-      if (relative + d < p) c.ranks[c.count++] = toRank(relative + d);
+      if (relative + d < p) ranks.push_back(toRank(relative + d));
     }
-    return c;
+    return ranks;
   }
   int toRank(int relativeRank) const { return ringIndex(relativeRank + root, p); }
 
@@ -118,8 +110,7 @@ void reduceBinomialTree(const CollArgs& args, Channel& channel) {
   }
 
   BinomialTree::Children children = tree.children();
-  std::reverse(children.ranks.begin(),
-               children.ranks.begin() + static_cast<ptrdiff_t>(children.count));  // smallest subtree first
+  std::reverse(children.begin(), children.end());  // smallest subtree first
   const size_t segmentCount = ceilDiv(args.count, segmentElements(elemSize));
   const Partition segments(args.count, segmentCount);
   SendQueue sends(channel);
@@ -142,7 +133,8 @@ void reduceBinomialTree(const CollArgs& args, Channel& channel) {
   auto slotOf = [&](size_t segment, size_t child) {
     return slots + ((segment % 2) * childCount + child) * slotBytes;
   };
-  std::array<PendingRecv, 2 * std::tuple_size_v<decltype(children.ranks)>> pending{};
+  SmallVector<PendingRecv, 64> pending;
+  pending.assign(2 * childCount);
   auto postRecvs = [&](size_t segment) {
     for (size_t c = 0; c < childCount; ++c) {
       pending[(segment % 2) * childCount + c].post(channel, children[c], slotOf(segment, c),

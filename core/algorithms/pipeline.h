@@ -12,12 +12,11 @@
 // Under those two rules the rank that is furthest behind can always progress, so nothing deadlocks.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstddef>
-#include <vector>
 
 #include "core/algorithms/channel.h"
+#include "core/algorithms/small_vector.h"
 
 namespace weft {
 
@@ -57,43 +56,26 @@ class SendQueue {
   SendQueue& operator=(const SendQueue&) = delete;
 
   void post(int peer, const void* data, size_t bytes) {
-    if (bytes != 0) add(channel_.isend(peer, data, bytes));
+    if (bytes != 0) requests_.push_back(channel_.isend(peer, data, bytes));
   }
 
   // Waits for `recv` and every outstanding send.
   void waitWith(PendingRecv& recv) {
-    if (recv.posted) add(recv.request);
+    if (recv.posted) requests_.push_back(recv.request);
     recv.posted = false;
     completeAll();
   }
 
   void completeAll() {
-    if (!overflow_.empty()) {
-      channel_.waitAll(overflow_);
-    } else if (count_ != 0) {
-      channel_.waitAll({inline_.data(), count_});
-    }
-    count_ = 0;
-    overflow_.clear();
+    if (!requests_.empty()) channel_.waitAll(requests_.span());
+    requests_.clear();
   }
 
  private:
-  // The first kInline requests need no allocation (a ring has at most kSegmentsInFlight sends and a receive
-  // outstanding; a tree's node one per child and segment in flight); more move to a vector.
-  static constexpr size_t kInline = 16;
-  void add(const Request& request) {
-    if (overflow_.empty() && count_ < kInline) {
-      inline_[count_++] = request;
-      return;
-    }
-    if (overflow_.empty()) overflow_.assign(inline_.begin(), inline_.begin() + static_cast<ptrdiff_t>(count_));
-    overflow_.push_back(request);
-  }
-
   Channel& channel_;
-  std::array<Request, kInline> inline_;
-  size_t count_ = 0;
-  std::vector<Request> overflow_;
+  // A ring has at most kSegmentsInFlight sends and a receive outstanding; a tree's node one per child and
+  // segment in flight: 16 cover them without allocating.
+  SmallVector<Request, 16> requests_;
 };
 
 // Sends one message and receives another at the same time; an empty side is skipped (its peer computes

@@ -21,37 +21,19 @@
 // neighbour's output. Wire, per participant: n - its block (n = p * count * element size); an even
 // folded rank sends n, and its odd neighbour count * element size more.
 #include <algorithm>
-#include <array>
 #include <cstring>
-#include <vector>
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
+#include "core/algorithms/small_vector.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
 namespace {
 
-// The participants' block starts: on the stack for up to 64 participants (no allocation), else on the heap.
-class BlockStarts {
- public:
-  explicit BlockStarts(int participants) {
-    const auto n = static_cast<size_t>(participants) + 1;
-    if (n > kInline) heap_.resize(n);
-    data_ = heap_.empty() ? inline_.data() : heap_.data();
-  }
-  BlockStarts(const BlockStarts&) = delete;
-  BlockStarts& operator=(const BlockStarts&) = delete;
-  size_t& operator[](size_t i) { return data_[i]; }
-  size_t operator[](size_t i) const { return data_[i]; }
-
- private:
-  static constexpr size_t kInline = 65;
-  std::array<size_t, kInline> inline_{};
-  std::vector<size_t> heap_;
-  size_t* data_;
-};
+// The participants' block starts (one more than participants): up to 64 participants without allocating.
+using BlockStarts = SmallVector<size_t, 65>;
 
 // What the halving and doubling rounds share. Participant i's block is elements [start[i], start[i+1])
 // of `vector`, which holds this participant's partial result.
@@ -131,7 +113,8 @@ void allReduceRabenseifner(const CollArgs& args, Channel& channel) {
   }
 
   const Partition blocks(count, fold.pof2);
-  BlockStarts start(fold.pof2);
+  BlockStarts start;
+  start.assign(static_cast<size_t>(fold.pof2) + 1);
   for (int i = 0; i <= fold.pof2; ++i) start[i] = blocks.offset(i);
   const Participants group{fold, newRank, start, static_cast<char*>(args.recvbuff), elemSize};
   void* incoming = channel.scratch(0, folded ? bytes : group.largestHalfBytes());
@@ -170,7 +153,8 @@ void reduceScatterRabenseifner(const CollArgs& args, Channel& channel) {
 
   // Participant i stands for ranks 2i and 2i+1 when folded, else for rank i + rem; their output blocks
   // are adjacent, so its block is one contiguous range.
-  BlockStarts start(fold.pof2);
+  BlockStarts start;
+  start.assign(static_cast<size_t>(fold.pof2) + 1);
   for (int i = 0; i <= fold.pof2; ++i) start[i] = static_cast<size_t>(i < fold.rem ? 2 * i : i + fold.rem) * count;
   // sendbuff is read-only and recvbuff too small: the partial results live in scratch.
   char* partial = static_cast<char*>(channel.scratch(1, inputBytes));
