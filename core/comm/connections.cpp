@@ -108,14 +108,6 @@ void Connections::acceptArrived() {
   for (Link& link : links_) acceptArrived(link);
 }
 
-std::vector<int> Connections::connectedFrom(int channel) const {
-  std::vector<int> peers;
-  for (const auto& [key, comm] : recvComms_) {
-    if (key.second == channel) peers.push_back(key.first);
-  }
-  return peers;
-}
-
 // Accepts whatever has arrived on the link's transport, filing each under its connector.
 void Connections::acceptArrived(Link& link) {
   for (;;) {
@@ -137,6 +129,7 @@ void Connections::acceptArrived(Link& link) {
       continue;
     }
     recvComms_[{fromRank, fromChannel}] = comm;
+    connectedFrom_[fromChannel].push_back(fromRank);
   }
 }
 

@@ -40,8 +40,10 @@ class Connections {
   // Accepts every connection that has arrived on any transport. The transports refuse and log those
   // without the job's token, so calling this while waiting also drains strangers from the listeners.
   void acceptArrived();
-  // The peers that have connected to this rank on `channel` so far.
-  std::vector<int> connectedFrom(int channel) const;
+  // The peers that have connected to this rank on `channel` so far, in the order they connected. A reference,
+  // so that the control channel's periodic poll allocates nothing; accepting may append to it, so a caller
+  // that accepts while it walks the list walks it by index.
+  const std::vector<int>& connectedFrom(int channel) const { return connectedFrom_[channel]; }
 
   const weftTransportOps_v1& ops(int peer) const { return *links_[linkOf_[peer]].plugin->plugin->transport; }
   // Lets the core sleep until the transport serving `peer` may progress.
@@ -68,6 +70,7 @@ class Connections {
   std::vector<NetHandle> peerHandles_;
   std::map<Key, void*> sendComms_;
   std::map<Key, void*> recvComms_;
+  std::vector<int> connectedFrom_[kNumChannels];  // the peers of recvComms_, per channel
 };
 
 }  // namespace weft

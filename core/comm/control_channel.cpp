@@ -100,7 +100,9 @@ bool ControlChannel::progressSends() {
 }
 
 void ControlChannel::readInboxes() {
-  for (int peer : comm_.connections->connectedFrom(kControlChannel)) {
+  const std::vector<int>& peers = comm_.connections->connectedFrom(kControlChannel);
+  for (size_t i = 0; i < peers.size(); ++i) {  // by index: tryRecv below may accept, appending to peers
+    const int peer = peers[i];
     Inbox& in = inboxes_[peer];
     if (in.broken) continue;
     try {

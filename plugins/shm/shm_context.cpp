@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <utility>
 
 #include "shm_conn.h"
@@ -88,17 +89,25 @@ bool Context::anyConnectionReady() {
 }
 
 bool Context::anySocketReady() {
-  thread_local std::vector<pollfd> fds;
-  fds.clear();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const PolledSocket* s : sockets_) {
-      short events = s->wanted();
-      if (events != 0) fds.push_back(pollfd{s->fd(), events, 0});
+  // Polled kBatch at a time from an array on the stack: a wait that outlasts the doorbell's slice (a peer
+  // descheduled on a loaded host) must allocate nothing, as the calls around it do (docs/plans.md).
+  constexpr size_t kBatch = 64;
+  pollfd fds[kBatch];
+  size_t next = 0;  // sockets_ position the next batch starts at
+  for (;;) {
+    size_t n = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (next >= sockets_.size()) return false;  // the set may shrink between batches
+      auto it = std::next(sockets_.begin(), static_cast<ptrdiff_t>(next));
+      for (; it != sockets_.end() && n < kBatch; ++it, ++next) {
+        short events = (*it)->wanted();
+        if (events != 0) fds[n++] = pollfd{(*it)->fd(), events, 0};
+      }
     }
+    // A socket closed by its owner after the snapshot at worst wakes this call early: the caller retries.
+    if (n > 0 && poll(fds, n, 0) > 0) return true;
   }
-  // A socket closed by its owner after the snapshot at worst wakes this call early: the caller retries.
-  return !fds.empty() && poll(fds.data(), fds.size(), 0) > 0;
 }
 
 void Context::waitReady(int timeoutUs) {

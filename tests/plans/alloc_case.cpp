@@ -1,10 +1,13 @@
 // A launch allocates nothing (docs/plans.md): once a plan has run, launching it again on the NULL stream makes
 // no allocation anywhere in the process (operator new counted program-wide, libweft and plugins included),
-// for every collective, a fused group, a run of independent AllReduces and Send/Recv; each launch is still
-// checked against the reference. Eager calls likewise.
+// for every collective, a fused group, a run of independent AllReduces and Send/Recv, also while waiting for a
+// late rank; each launch is still checked against the reference. Eager calls likewise. A failure names the
+// first allocation's call stack.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alloc_count.h"
@@ -14,9 +17,15 @@ namespace plantest {
 
 namespace {
 
+// How late a rank comes in the rounds that test waiting: longer than any transport's or backend's sleep
+// slice, so that the others reach their slowest waiting paths.
+constexpr std::chrono::milliseconds kLate{30};
+
 // Eager calls on the NULL stream allocate nothing either, once the first has run: AllReduce of 1000 and of
 // 70000 int32 (rank r, element e contributes r + e % 7), AllGather and Broadcast of 500, a group of one Send and
 // one Recv around the ring; every result checked exactly (integers: the sum is independent of the order).
+// In the last round rank 0 comes late to the Send/Recv, so that its neighbours wait past every transport's
+// short sleep (shm's doorbell slice is 10 ms) and the control channel's periodic poll.
 void eagerAllocations(Context& ctx) {
   const colltest::CommView& v = ctx.world;
   constexpr size_t kSmall = 1000, kLarge = 70000, kGather = 500;
@@ -37,6 +46,7 @@ void eagerAllocations(Context& ctx) {
           weftAllReduce(send.data(), recv.data() + kSmall, kLarge - kSmall, weftInt32, weftSum, v.comm, nullptr);
       results[2] = weftAllGather(send.data(), gathered.data(), kGather, weftInt32, v.comm, nullptr);
       results[3] = weftBroadcast(bcast.data(), bcast.data(), kGather, weftInt32, 0, v.comm, nullptr);
+      if (round == 4 && v.rank == 0) std::this_thread::sleep_for(kLate);
       results[4] = weftGroupStart();  // a ring of Send/Recv, as pipeline parallelism issues them
       results[5] = weftSend(send.data(), kGather, weftInt32, next, v.comm, nullptr);
       results[6] = weftRecv(ringIn.data(), kGather, weftInt32, prev, v.comm, nullptr);
@@ -61,7 +71,8 @@ void eagerAllocations(Context& ctx) {
     if (wrong != 0) fail(ctx, when + ": " + std::to_string(wrong) + " wrong elements");
     if (round >= 2 && allocations != 0) {
       fail(ctx, when + " allocated " + std::to_string(allocations) +
-                    " times with operator new; eager calls after the first must allocate nothing");
+                    " times with operator new; eager calls after the first must allocate nothing; " +
+                    firstCountedAllocation());
     }
   }
 }
@@ -92,6 +103,8 @@ void caseLaunchAllocations(Context& ctx) {
     const std::string call = "weftPlanLaunch: " + when;  // made before counting starts
     uint64_t allocations = 0;
     weftResult_t result = weftSuccess;
+    // The last launch: rank 0 comes late, so that the others wait long (see kLate).
+    if (launch + 1 == kWarmLaunches + kCountedLaunches && ctx.world.rank == 0) std::this_thread::sleep_for(kLate);
     {
       CountAllocations counting;
       result = weftPlanLaunch(plan, nullptr);
@@ -102,7 +115,8 @@ void caseLaunchAllocations(Context& ctx) {
     prog.verify(Program::kPlanSet, when);
     if (launch >= kWarmLaunches && allocations != 0) {
       fail(ctx, when + " (NULL stream) allocated " + std::to_string(allocations) +
-                    " times with operator new; a launch after the first must allocate nothing");
+                    " times with operator new; a launch after the first must allocate nothing; " +
+                    firstCountedAllocation());
     }
   }
   colltest::expectOk(weftPlanDestroy(plan), "weftPlanDestroy: " + prog.what());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace plantest {
 
@@ -15,9 +16,11 @@ class CountAllocations {
   CountAllocations(const CountAllocations&) = delete;
   CountAllocations& operator=(const CountAllocations&) = delete;
   uint64_t count() const;  // allocations since construction
-
- private:
-  uint64_t start_;
 };
+
+// Where the first allocation counted since the last CountAllocations began was made: its thread (the
+// counting thread or another) and its call stack, one frame per line (module, offset, nearest symbol), for
+// a failure message that says what allocated. Empty when nothing was counted.
+std::string firstCountedAllocation();
 
 }  // namespace plantest
