@@ -179,23 +179,24 @@ void runCollective(const Op& op) {
   finishAverage(op, op.args);
 }
 
-void runIndependent(const Op& op) {
-  const std::vector<Op>& members = *op.members;
+bool runMembersOnBackend(const Op& op) {
   Backend* backend = op.comm->nranks > 1 ? backendFor(op, collectiveOf(op.kind)) : nullptr;
-  if (backend != nullptr) {
-    std::vector<weftBackendOp_v1>& ops = op.comm->backendOps;  // kept for the next run: no allocation then
-    ops.clear();
-    for (const Op& m : members) {
-      CollArgs a = m.args;
-      if (a.op == weftAvg) a.op = weftSum;
-      ops.push_back({collTypeOf(m.kind), a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.root});
-    }
-    if (backend->runMany(ops, opName(op.kind))) {
-      for (const Op& m : members) finishAverage(m, m.args);
-      return;
-    }
+  if (backend == nullptr) return false;
+  std::vector<weftBackendOp_v1>& ops = op.comm->backendOps;  // kept for the next run: no allocation then
+  ops.clear();
+  for (const Op& m : *op.members) {
+    CollArgs a = m.args;
+    if (a.op == weftAvg) a.op = weftSum;
+    ops.push_back({collTypeOf(m.kind), a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.root});
   }
-  for (const Op& m : members) runCollective(m);
+  if (!backend->runMany(ops, opName(op.kind))) return false;
+  for (const Op& m : *op.members) finishAverage(m, m.args);
+  return true;
+}
+
+void runIndependent(const Op& op) {
+  if (runMembersOnBackend(op)) return;
+  for (const Op& m : *op.members) runCollective(m);
 }
 
 }  // namespace weft
