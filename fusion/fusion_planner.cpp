@@ -253,6 +253,7 @@ HeldOp FusionPlanner::launchOf(const std::vector<size_t>& members) const {
   const HeldOp& first = calls[members.front()];
   if (members.size() == 1) return first;
   auto fused = std::make_shared<std::vector<Op>>();
+  fused->reserve(members.size());
   HeldOp launch = first;
   launch.op.args.sendbuff = nullptr;
   launch.op.args.recvbuff = nullptr;
