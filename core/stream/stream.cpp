@@ -1,5 +1,7 @@
 #include "core/stream/stream.h"
 
+#include <algorithm>
+
 #include "core/common/error.h"
 #include "topology/cpu_binding.h"
 
@@ -8,7 +10,7 @@ weftStream::weftStream() : worker_([this] { run(); }) {}
 weftStream::~weftStream() {
   {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return queue_.empty() && !running_; });
+    changed_.wait(lock, [&] { return queued_ == 0 && !running_; });
     stopping_ = true;
   }
   changed_.notify_all();
@@ -16,12 +18,30 @@ weftStream::~weftStream() {
   magic = 0;
 }
 
-void weftStream::enqueue(std::function<void()> work) {
+void weftStream::enqueue(weft::StreamTask work) {
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back(std::move(work));
+    push(std::move(work));
   }
   changed_.notify_all();
+}
+
+void weftStream::push(weft::StreamTask work) {
+  if (queued_ == ring_.size()) {  // full: twice the room, the queued tasks moved to its start in order
+    std::vector<weft::StreamTask> larger(std::max<size_t>(8, 2 * ring_.size()));
+    for (size_t i = 0; i < queued_; ++i) larger[i] = std::move(ring_[(head_ + i) % ring_.size()]);
+    ring_ = std::move(larger);
+    head_ = 0;
+  }
+  ring_[(head_ + queued_) % ring_.size()] = std::move(work);
+  ++queued_;
+}
+
+weft::StreamTask weftStream::pop() {
+  weft::StreamTask work = std::move(ring_[head_]);
+  head_ = (head_ + 1) % ring_.size();
+  --queued_;
+  return work;
 }
 
 void weftStream::run() {
@@ -29,10 +49,9 @@ void weftStream::run() {
   weft::topology::bindThisThreadNearProcess("stream worker");
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;
-    std::function<void()> work = std::move(queue_.front());
-    queue_.pop_front();
+    changed_.wait(lock, [&] { return stopping_ || queued_ > 0; });
+    if (queued_ == 0) return;
+    weft::StreamTask work = pop();
     running_ = true;
     lock.unlock();
     weftResult_t code = weftSuccess;
@@ -58,7 +77,7 @@ void weftStream::run() {
 
 void weftStream::synchronize() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return queue_.empty() && !running_; });
+  changed_.wait(lock, [&] { return queued_ == 0 && !running_; });
   if (error_ != weftSuccess) {
     weftResult_t code = error_;
     std::string message = errorMessage_;
@@ -70,7 +89,7 @@ void weftStream::synchronize() {
 
 bool weftStream::idle() {
   std::lock_guard lock(mutex_);
-  return queue_.empty() && !running_;
+  return queued_ == 0 && !running_;
 }
 
 namespace weft {

@@ -1,8 +1,8 @@
 // A launch allocates nothing (docs/plans.md): once a plan has run, launching it again on the NULL stream makes
 // no allocation anywhere in the process (operator new counted program-wide, libweft and plugins included),
-// for every collective, a fused group, a run of independent AllReduces and Send/Recv, also while waiting for a
-// late rank; each launch is still checked against the reference. Eager calls likewise. A failure names the
-// first allocation's call stack.
+// for every collective, a fused group, a run of independent AllReduces and Send/Recv, on the NULL stream and
+// on a created one, also while waiting for a late rank; each launch is still checked against the reference. Eager
+// calls likewise. A failure names the first allocation's call stack.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -97,26 +97,33 @@ void caseLaunchAllocations(Context& ctx) {
   prog.issue(Program::kPlanSet);
   weftPlan_t plan = nullptr;
   colltest::expectOk(weftPlanEnd(ctx.world.comm, &plan), "weftPlanEnd: " + prog.what());
-  for (int launch = 0; launch < kWarmLaunches + kCountedLaunches; ++launch) {
-    const std::string when = "launch " + std::to_string(launch + 1);
-    prog.fill();
-    const std::string call = "weftPlanLaunch: " + when;  // made before counting starts
-    uint64_t allocations = 0;
-    weftResult_t result = weftSuccess;
-    // The last launch: rank 0 comes late, so that the others wait long (see kLate).
-    if (launch + 1 == kWarmLaunches + kCountedLaunches && ctx.world.rank == 0) std::this_thread::sleep_for(kLate);
-    {
-      CountAllocations counting;
-      result = weftPlanLaunch(plan, nullptr);
-      allocations = counting.count();
-    }
-    colltest::expectOk(result, call);
-    ++ctx.report.calls;
-    prog.verify(Program::kPlanSet, when);
-    if (launch >= kWarmLaunches && allocations != 0) {
-      fail(ctx, when + " (NULL stream) allocated " + std::to_string(allocations) +
-                    " times with operator new; a launch after the first must allocate nothing; " +
-                    firstCountedAllocation());
+  // On the NULL stream, then on the created stream (the launch queued, then waited for: the stream's
+  // worker thread allocates nothing either, nor does queueing).
+  for (weftStream_t stream : {static_cast<weftStream_t>(nullptr), ctx.stream}) {
+    const std::string on = stream == nullptr ? "NULL stream" : "created stream";
+    for (int launch = 0; launch < kWarmLaunches + kCountedLaunches; ++launch) {
+      const std::string when = "launch " + std::to_string(launch + 1) + " on the " + on;
+      prog.fill();
+      const std::string call = "weftPlanLaunch: " + when;  // made before counting starts
+      uint64_t allocations = 0;
+      weftResult_t results[2] = {weftSuccess, weftSuccess};
+      // The last launch: rank 0 comes late, so that the others wait long (see kLate).
+      if (launch + 1 == kWarmLaunches + kCountedLaunches && ctx.world.rank == 0)
+        std::this_thread::sleep_for(kLate);
+      {
+        CountAllocations counting;
+        results[0] = weftPlanLaunch(plan, stream);
+        if (stream != nullptr) results[1] = weftStreamSynchronize(stream);
+        allocations = counting.count();
+      }
+      for (weftResult_t r : results) colltest::expectOk(r, call);
+      ++ctx.report.calls;
+      prog.verify(Program::kPlanSet, when);
+      if (launch >= kWarmLaunches && allocations != 0) {
+        fail(ctx, when + " allocated " + std::to_string(allocations) +
+                      " times with operator new; a launch after the first must allocate nothing; " +
+                      firstCountedAllocation());
+      }
     }
   }
   colltest::expectOk(weftPlanDestroy(plan), "weftPlanDestroy: " + prog.what());
