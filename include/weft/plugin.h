@@ -168,7 +168,8 @@ typedef struct {
                           size_t numBuffers);
   /* Runs numOps independent collectives (each supported, each with its own buffers) with exactly the
    * results of running them one by one in this order; the backend may run several in one step (a plan's
-   * consecutive small calls). Weft passes the same list on every rank. NULL: not offered. */
+   * consecutive small calls, a fused group's small calls). Weft passes the same list on every rank. NULL:
+   * not offered. */
   weftResult_t (*runMany)(void* bcomm, const weftBackendOp_v1* ops, size_t numOps);
 } weftBackendListOps_v1;
 
