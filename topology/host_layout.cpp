@@ -27,6 +27,7 @@ HostLayout HostLayout::fromHostOf(std::span<const int> hostOfRank) {
     layout.localIndex_.push_back(static_cast<int>(layout.ranksOn_[it->second].size()));
     layout.ranksOn_[it->second].push_back(rank);
   }
+  layout.derive();
   return layout;
 }
 
@@ -41,18 +42,16 @@ bool HostLayout::contiguous() const {
   });
 }
 
-std::vector<int> HostLayout::hostOrder() const {
-  std::vector<int> order;
-  order.reserve(hostOf_.size());
-  for (const std::vector<int>& ranks : ranksOn_) order.insert(order.end(), ranks.begin(), ranks.end());
-  return order;
-}
-
-std::vector<int> HostLayout::ranksWithIndex(int index) const {
-  std::vector<int> ranks(ranksOn_.size());
-  std::transform(ranksOn_.begin(), ranksOn_.end(), ranks.begin(),
-                 [&](const std::vector<int>& host) { return host[index]; });
-  return ranks;
+void HostLayout::derive() {
+  hostOrder_.clear();
+  for (const std::vector<int>& ranks : ranksOn_) hostOrder_.insert(hostOrder_.end(), ranks.begin(), ranks.end());
+  size_t fewest = ranksOn_.empty() ? 0 : ranksOn_.front().size();
+  for (const std::vector<int>& ranks : ranksOn_) fewest = std::min(fewest, ranks.size());
+  ranksWithIndex_.assign(fewest, std::vector<int>(ranksOn_.size()));
+  for (size_t index = 0; index < fewest; ++index) {
+    std::transform(ranksOn_.begin(), ranksOn_.end(), ranksWithIndex_[index].begin(),
+                   [&](const std::vector<int>& host) { return host[index]; });
+  }
 }
 
 }  // namespace weft

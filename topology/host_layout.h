@@ -27,14 +27,19 @@ class HostLayout {
   // Each host's ranks are consecutive (then a ring in rank order crosses hosts numHosts times).
   bool contiguous() const;
   // All ranks, host by host: a ring in this order crosses between hosts only numHosts times.
-  std::vector<int> hostOrder() const;
+  const std::vector<int>& hostOrder() const { return hostOrder_; }
   // The rank with local index `index` on each host, in host order (every host must have one).
-  std::vector<int> ranksWithIndex(int index) const;
+  const std::vector<int>& ranksWithIndex(int index) const { return ranksWithIndex_[index]; }
 
  private:
+  // Fills hostOrder_ and ranksWithIndex_ once, so that the algorithms reading them allocate nothing.
+  void derive();
+
   std::vector<int> hostOf_;
   std::vector<int> localIndex_;
   std::vector<std::vector<int>> ranksOn_;
+  std::vector<int> hostOrder_;
+  std::vector<std::vector<int>> ranksWithIndex_;  // for the local indices every host has
 };
 
 }  // namespace weft

@@ -15,10 +15,12 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <span>
 #include <vector>
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"
+#include "core/algorithms/small_vector.h"
 #include "core/algorithms/sub_channel.h"
 #include "core/reduce/reduce.h"
 #include "topology/host_layout.h"
@@ -26,33 +28,32 @@
 namespace weft {
 namespace {
 
-// A ring over `channel` where member j starts with the blocks listed in units[j] (ranks of the whole
+// A ring over `channel` where member j starts with the blocks unitOf(j) lists (ranks of the whole
 // communicator, whose blocks live at those positions of recvbuff). At step s member j sends unit
 // (j - s) mod k to its right and receives unit (j - s - 1) mod k from its left.
-void ringOfUnits(Channel& channel, const std::vector<std::vector<int>>& units, void* recvbuff, size_t blockBytes) {
+template <typename UnitOf>
+void ringOfUnits(Channel& channel, UnitOf unitOf, void* recvbuff, size_t blockBytes) {
   const int k = channel.size();
   const int j = channel.rank();
   const int right = ringIndex(j + 1, k);
   const int left = ringIndex(j - 1, k);
   auto at = [&](int block) { return elementAt(recvbuff, block, blockBytes); };
-  std::vector<Request> requests;
+  SmallVector<Request, 64> requests;  // two per block of a unit; on the stack up to 32 hosts
   for (int s = 0; s + 1 < k; ++s) {
     requests.clear();
-    const std::vector<int>& received = units[ringIndex(j - s - 1, k)];
-    const std::vector<int>& sent = units[ringIndex(j - s, k)];
+    const std::span<const int> received = unitOf(ringIndex(j - s - 1, k));
+    const std::span<const int> sent = unitOf(ringIndex(j - s, k));
     std::transform(received.begin(), received.end(), std::back_inserter(requests),
                    [&](int block) { return channel.irecv(left, at(block), blockBytes); });
     std::transform(sent.begin(), sent.end(), std::back_inserter(requests),
                    [&](int block) { return channel.isend(right, at(block), blockBytes); });
-    channel.waitAll(requests);
+    channel.waitAll(requests.span());
   }
 }
 
-// One unit per rank: its own block.
-std::vector<std::vector<int>> oneBlockEach(const std::vector<int>& ranks) {
-  std::vector<std::vector<int>> units(ranks.size());
-  std::transform(ranks.begin(), ranks.end(), units.begin(), [](int r) { return std::vector<int>{r}; });
-  return units;
+// One unit per member: its own block (member j is rank members[j] of the communicator).
+auto oneBlockEach(std::span<const int> members) {
+  return [members](int j) { return members.subspan(static_cast<size_t>(j), 1); };
 }
 
 }  // namespace
@@ -65,22 +66,20 @@ void allGatherHierarchical(const CollArgs& args, Channel& channel, const HostLay
   if (args.sendbuff != own) std::memcpy(own, args.sendbuff, blockBytes);
 
   if (!layout.uniform()) {
-    const std::vector<int> order = layout.hostOrder();
+    const std::vector<int>& order = layout.hostOrder();
     SubChannel ring(channel, order);
     return ringOfUnits(ring, oneBlockEach(order), args.recvbuff, blockBytes);
   }
-  const int local = static_cast<int>(layout.ranksOn(0).size());
   const int index = layout.localIndex(rank);
   // Phase 1: among the ranks with my local index.
-  const std::vector<int> slicePeers = layout.ranksWithIndex(index);
+  const std::vector<int>& slicePeers = layout.ranksWithIndex(index);
   SubChannel sliceChannel(channel, slicePeers);
   ringOfUnits(sliceChannel, oneBlockEach(slicePeers), args.recvbuff, blockBytes);
   // Phase 2: inside my host, each local index carrying the blocks of that index on every host.
-  std::vector<std::vector<int>> units;
-  units.reserve(local);
-  for (int i = 0; i < local; ++i) units.push_back(layout.ranksWithIndex(i));
   SubChannel hostChannel(channel, layout.ranksOn(layout.hostOf(rank)));
-  ringOfUnits(hostChannel, units, args.recvbuff, blockBytes);
+  ringOfUnits(
+      hostChannel, [&](int i) { return std::span<const int>(layout.ranksWithIndex(i)); }, args.recvbuff,
+      blockBytes);
 }
 
 }  // namespace weft

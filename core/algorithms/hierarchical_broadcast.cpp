@@ -5,9 +5,9 @@
 //   2. Inside each host, a binomial tree from its leader.   wire: (L-1) * n intra-host per host
 // (n = count * element size.) A flat binomial tree over ranks numbered across hosts may send the data
 // between hosts up to p-1 times.
-#include <vector>
 
 #include "core/algorithms/algorithms.h"
+#include "core/algorithms/small_vector.h"
 #include "core/algorithms/sub_channel.h"
 #include "topology/host_layout.h"
 
@@ -22,10 +22,9 @@ void broadcastHierarchical(const CollArgs& args, Channel& channel, const HostLay
   const int leader = leaderOf(host);
 
   if (rank == leader) {
-    std::vector<int> leaders;
-    leaders.reserve(layout.numHosts());
+    SmallVector<int, 64> leaders;  // on the stack up to 64 hosts
     for (int h = 0; h < layout.numHosts(); ++h) leaders.push_back(leaderOf(h));
-    SubChannel leaderChannel(channel, leaders);
+    SubChannel leaderChannel(channel, leaders.span());
     CollArgs phase = args;
     phase.root = rootHost;
     broadcastBinomialTree(phase, leaderChannel);  // the root copies sendbuff into recvbuff here too

@@ -14,6 +14,8 @@ namespace weft {
 template <typename T, size_t N>
 class SmallVector {
  public:
+  using value_type = T;  // for std::back_inserter
+
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   T* data() { return heap_.empty() ? inline_.data() : heap_.data(); }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <span>
-#include <vector>
 
 #include "core/algorithms/channel.h"
 #include "core/common/error.h"
@@ -14,8 +13,9 @@ namespace weft {
 
 class SubChannel final : public Channel {
  public:
-  // `members`: the parent's ranks, in this channel's order; the parent's own rank must be one of them.
-  SubChannel(Channel& parent, std::vector<int> members) : parent_(parent), members_(std::move(members)) {
+  // `members`: the parent's ranks, in this channel's order; the parent's own rank must be one of them. Not
+  // copied (a SubChannel costs no allocation): the list must outlive the channel.
+  SubChannel(Channel& parent, std::span<const int> members) : parent_(parent), members_(members) {
     auto it = std::find(members_.begin(), members_.end(), parent.rank());
     if (it == members_.end()) fail(weftInternalError, "rank {} is not a member of its sub-channel", parent.rank());
     rank_ = static_cast<int>(it - members_.begin());
@@ -24,17 +24,22 @@ class SubChannel final : public Channel {
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }
   Request isend(int peer, const void* data, size_t bytes) override {
-    return parent_.isend(members_.at(peer), data, bytes);
+    return parent_.isend(member(peer), data, bytes);
   }
-  Request irecv(int peer, void* data, size_t bytes) override {
-    return parent_.irecv(members_.at(peer), data, bytes);
-  }
+  Request irecv(int peer, void* data, size_t bytes) override { return parent_.irecv(member(peer), data, bytes); }
   void waitAll(std::span<Request> requests) override { parent_.waitAll(requests); }
   void* scratch(int slot, size_t bytes) override { return parent_.scratch(slot, bytes); }
 
  private:
+  int member(int peer) const {
+    if (peer < 0 || static_cast<size_t>(peer) >= members_.size()) {
+      fail(weftInternalError, "peer {} is not a member of a sub-channel of {}", peer, members_.size());
+    }
+    return members_[static_cast<size_t>(peer)];
+  }
+
   Channel& parent_;
-  std::vector<int> members_;
+  std::span<const int> members_;
   int rank_ = 0;
 };
 

@@ -69,7 +69,7 @@ AlgorithmFunction functionFor(Collective c, Algorithm a) {
 // Hosts take ranks in turn: a ring in host order crosses between hosts numHosts times, not p times. Each
 // member's block stays where its rank's block is.
 void ringInHostOrder(Collective c, const CollArgs& args, Channel& channel, const HostLayout& hosts) {
-  const std::vector<int> order = hosts.hostOrder();
+  const std::vector<int>& order = hosts.hostOrder();
   SubChannel ring(channel, order);
   if (c == Collective::AllReduce) return allReduceRing(args, ring);
   if (c == Collective::AllGather) return allGatherRingOrdered(args, ring, order);

@@ -117,6 +117,17 @@ bool sameOnAllRanks(uint64_t value) {
 
 void setCurrentOp(const std::string& what) { std::snprintf(gCurrentOp, sizeof gCurrentOp, "%s", what.c_str()); }
 
+bool validHostsSpec(const std::string& spec) {
+  if (spec.rfind("blocks:", 0) != 0 && spec.rfind("alternate:", 0) != 0) return false;
+  return std::atoi(spec.c_str() + spec.find(':') + 1) >= 1;
+}
+
+void emulateHosts(const std::string& spec, int worldRank) {
+  const int n = std::atoi(spec.c_str() + spec.find(':') + 1);
+  const int host = spec[0] == 'b' ? worldRank / n : worldRank % n;
+  setenv("WEFT_HOST_ID", ("emulated-host-" + std::to_string(host)).c_str(), 1);
+}
+
 void installWatchdog(int seconds) {
   if (seconds <= 0) return;
   std::snprintf(gWatchdogPrefix, sizeof gWatchdogPrefix,

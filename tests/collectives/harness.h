@@ -55,6 +55,11 @@ bool sameOnAllRanks(uint64_t value);
 // The operation in progress, shown by the watchdog when it fires.
 void setCurrentOp(const std::string& what);
 void installWatchdog(int seconds);
+// Emulated hosts (--hosts): "blocks:N" puts N consecutive ranks on each host, "alternate:N" deals the ranks
+// round N hosts. validHostsSpec checks the form; emulateHosts gives this rank its host's WEFT_HOST_ID (shm
+// between the ranks of a host, tcp between hosts), before the first communicator is made.
+bool validHostsSpec(const std::string& spec);
+void emulateHosts(const std::string& spec, int worldRank);
 
 double nowSeconds();
 

@@ -105,8 +105,7 @@ bool parseOptions(int argc, char** argv, Options* opt) {
         opt->timeoutSeconds = std::atoi(v);
       } else if (arg == "--hosts") {
         opt->hosts = v;
-        if (opt->hosts.rfind("blocks:", 0) != 0 && opt->hosts.rfind("alternate:", 0) != 0) return false;
-        if (std::atoi(opt->hosts.c_str() + opt->hosts.find(':') + 1) < 1) return false;
+        if (!validHostsSpec(opt->hosts)) return false;
       } else if (arg == "--max-errors") {
         opt->maxErrorsPrinted = std::atoi(v);
       } else {
@@ -149,12 +148,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   installWatchdog(h.options.timeoutSeconds);
-  if (!h.options.hosts.empty()) {
-    // Each emulated host gets its own identity: shm between its ranks, tcp between hosts.
-    const int n = std::atoi(h.options.hosts.c_str() + h.options.hosts.find(':') + 1);
-    const int host = h.options.hosts[0] == 'b' ? h.worldRank / n : h.worldRank % n;
-    setenv("WEFT_HOST_ID", ("emulated-host-" + std::to_string(host)).c_str(), 1);
-  }
+  if (!h.options.hosts.empty()) emulateHosts(h.options.hosts, h.worldRank);
 
   uint64_t failures = 0;
   int version = 0;

@@ -42,6 +42,8 @@ void usage(const char* argv0) {
                "  --env-case NAME   only the settings the CTest entry put in the environment (no setenv):\n"
                "                    reuse40 (WEFT_SUBGRAPH_REUSE=40), off4 (WEFT_SUBGRAPH_REUSE=0 and\n"
                "                    WEFT_MAX_STREAMS=4), bad (a WEFT_SUBGRAPH_REUSE weftPlanEnd rejects)\n"
+               "  --hosts SPEC      emulate hosts through WEFT_HOST_ID: blocks:N (N consecutive ranks per\n"
+               "                    host) or alternate:N (ranks dealt round N hosts)\n"
                "  --timeout S       abort with the operation in progress after S seconds (0: never; 280)\n"
                "  --max-errors N    failures printed per rank (30)\n",
                argv0);
@@ -91,6 +93,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &h.worldSize);
   h.options.timeoutSeconds = 280;
   int only = 0;
+  std::string hosts;
   bool ok = true;
   for (int i = 1; i < argc && ok; ++i) {
     const std::string arg = argv[i];
@@ -102,6 +105,9 @@ int main(int argc, char** argv) {
       only = std::atoi(value);
     } else if (arg == "--env-case") {
       gEnvCase = value;
+    } else if (arg == "--hosts") {
+      hosts = value;
+      ok = colltest::validHostsSpec(hosts);
     } else if (arg == "--timeout") {
       h.options.timeoutSeconds = std::atoi(value);
     } else if (arg == "--max-errors") {
@@ -117,6 +123,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   colltest::installWatchdog(h.options.timeoutSeconds);
+  if (!hosts.empty()) colltest::emulateHosts(hosts, h.worldRank);
   if (gEnvCase.empty()) {  // the defaults are under test, and the cases set what they need themselves
     for (const char* name : kPlanEnv) unsetenv(name);
   }
