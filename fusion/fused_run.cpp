@@ -1,6 +1,7 @@
 #include "fusion/fused_run.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -107,14 +108,18 @@ void runFused(const Op& op) {
     if (start != nullptr && (start == directIn || apart)) directOut = start;
   }
 
-  // The fused vector runs in pieces, so that packing, the collective and unpacking work in cache: 512 KiB
-  // of input or output at np 2, growing with the square of the ranks, since each piece pays a collective's
-  // latency, which grows with them (more so with more ranks than cores). Measured here, 1000 x 4 KiB
-  // AllReduces at np 2: 0.93 ms in 128-512 KiB pieces, 1.05 ms in 1 MiB ones, 1.15 ms whole (shm); at
-  // np 4 over tcp: 8.9 ms in 512 KiB pieces, 7.7 ms in 2 MiB ones, 6.4 ms whole. The pieces depend only on
-  // what every rank has alike, never on where this rank's buffers lie, so that every rank runs the same
+  // On a backend (shared memory) the fused vector runs in pieces, so that packing, the collective and
+  // unpacking work in cache: 512 KiB of input or output at np 2, growing with the square of the ranks,
+  // since each piece pays a collective's latency, which grows with them (more so with more ranks than
+  // cores). Weft's message-passing algorithms (TCP) take pieces at 2 ranks only: beyond, a piece's latency
+  // over the network costs more than the copies that stay in cache save. Measured here, 1000 x 4 KiB
+  // AllReduces, shm at np 2: 0.93 ms in 128-512 KiB pieces, 1.05 ms in 1 MiB ones, 1.15 ms whole; tcp
+  // (2026-11-22): np 2 1.63 ms in 512 KiB pieces, 2.04 in 1 MiB, 1.90 whole; np 3 6.8 ms in 512 KiB, 5.7
+  // in 4 MiB, 5.1 whole; np 4 7.5 ms in 2 MiB, 5.9 in 8 MiB, 5.8 whole. The pieces depend only on what
+  // every rank has alike, never on where this rank's buffers lie, so that every rank runs the same
   // collectives.
-  const size_t pieceBytes = kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4);
+  const bool inPieces = ranks == 2 || runsOnBackend(op);
+  const size_t pieceBytes = inPieces ? kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4) : SIZE_MAX;
   const size_t pieceElems = std::min(total, std::max<size_t>(1, pieceBytes / std::max(inStride, outStride)));
   unsigned char* packedIn = directIn == nullptr ? fusionBuffer(comm, 0, pieceElems * inStride) : nullptr;
   // A packed AllReduce input is reduced in place; the other collectives' outputs have other shapes.

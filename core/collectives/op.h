@@ -45,6 +45,9 @@ void runCollective(const Op& op);
 // decision is the same on every rank); null otherwise. runListOnBackend then runs it on those buffers.
 Backend* listBackendFor(const Op& op);
 void runListOnBackend(Backend& backend, const Op& op, std::span<const weftBackendBuffer_v1> buffers);
+// Whether op goes to the communicator's backend (set up at the first call; the same answer on every rank)
+// rather than to Weft's message-passing algorithms.
+bool runsOnBackend(const Op& op);
 // Runs op's members through the backend's runMany (each with exactly its own result, several per step where
 // the backend can); false, having run nothing, when there is no backend or it does not take them all.
 bool runMembersOnBackend(const Op& op);

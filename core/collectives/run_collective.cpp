@@ -179,6 +179,10 @@ void runCollective(const Op& op) {
   finishAverage(op, op.args);
 }
 
+bool runsOnBackend(const Op& op) {
+  return op.comm->nranks > 1 && backendFor(op, collectiveOf(op.kind)) != nullptr;
+}
+
 bool runMembersOnBackend(const Op& op) {
   Backend* backend = op.comm->nranks > 1 ? backendFor(op, collectiveOf(op.kind)) : nullptr;
   if (backend == nullptr) return false;
