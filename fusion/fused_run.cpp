@@ -15,9 +15,10 @@ namespace {
 // Pieces of a fused collective at np 2: bytes of input or output at most (see runFused).
 constexpr size_t kFusionPieceBytes = size_t{512} << 10;
 
-// The communicator's fusion buffer `which` with at least `bytes`, kept for later fused collectives.
+// The fusion buffer `which` of the lane this thread runs on, with at least `bytes`, kept for later fused
+// collectives.
 unsigned char* fusionBuffer(weftComm& comm, int which, size_t bytes) {
-  std::vector<unsigned char>& buffer = comm.fusionBuffers[which];
+  std::vector<unsigned char>& buffer = laneOf(comm).fusionBuffers[which];
   if (buffer.size() < bytes) buffer.resize(bytes);
   return buffer.data();
 }

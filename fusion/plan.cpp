@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/collectives/check_calls.h"
+#include "core/comm/comm.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
 
@@ -41,37 +43,16 @@ bool RecorderSlot::start() {
   return true;
 }
 
-namespace {
+PlanRun::PlanRun(weftComm& comm, PlanProgram program)
+    : comm_(comm), program_(std::move(program)), executor_(comm, program_) {}
 
-// Whether `op` may join a run of independent calls that starts with `first`.
-bool joinsRun(const Op& op, const Op& first) {
-  return op.kind == OpKind::AllReduce && !op.members && op.args.count > 0 && op.args.type == first.args.type &&
-         op.args.op == first.args.op;
-}
-
-// Runs of consecutive AllReduces of one type and op that are not fused (calls outside groups) become one
-// operation of independent members: a backend may run them in fewer steps, each with its own result
-// (weftBackendListOps_v1.runMany), where eager calls pay one step each.
-std::vector<Op> independentRuns(const std::vector<Op>& launches) {
-  std::vector<Op> out;
-  for (size_t i = 0; i < launches.size();) {
-    size_t end = i;
-    while (end < launches.size() && joinsRun(launches[end], launches[i])) ++end;
-    if (end - i < 2) {
-      out.push_back(launches[i++]);
-      continue;
-    }
-    Op run = launches[i];
-    run.members = std::make_shared<std::vector<Op>>(launches.begin() + static_cast<ptrdiff_t>(i),
-                                                    launches.begin() + static_cast<ptrdiff_t>(end));
-    run.independent = true;
-    out.push_back(std::move(run));
-    i = end;
+void PlanRun::run() {
+  if (comm_.checkCalls) {
+    for (const auto& [lane, index] : program_.order) checkSameCall(program_.lanes[lane][index].op);
   }
-  return out;
+  setBackendTurns(program_);
+  executor_.run();
 }
-
-}  // namespace
 
 CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf& settingOf) {
   const PlanLimits limits = planLimitsFromEnvironment();
@@ -98,28 +79,30 @@ CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf&
             c.streamsUsed);
 
   // Each recorded group is fused exactly as weftGroupEnd fuses it, so that a launch computes what the
-  // eager calls computed, bit for bit.
+  // eager calls computed, bit for bit. A fused operation runs on the stream of its first call.
+  std::vector<Op> launches;
+  std::vector<int> streamOfLaunch;
   for (size_t i = 0; i < calls.size();) {
     const uint64_t group = calls[i].group;
     if (group == 0) {
-      plan.launches->push_back(calls[i++].op);
+      streamOfLaunch.push_back(c.streamOf[i]);
+      launches.push_back(calls[i++].op);
       continue;
     }
+    const size_t first = i;
     FusionPlanner planner(settingOf);
     for (; i < calls.size() && calls[i].group == group; ++i) planner.add({calls[i].op, calls[i].stream});
-    for (const std::vector<size_t>& members : planner.takeAll())
-      plan.launches->push_back(planner.launchOf(members).op);
+    for (const std::vector<size_t>& members : planner.takeAll()) {
+      streamOfLaunch.push_back(c.streamOf[first + members.front()]);
+      launches.push_back(planner.launchOf(members).op);
+    }
   }
-  *plan.launches = independentRuns(*plan.launches);
+  if (!launches.empty()) {
+    plan.run = std::make_shared<PlanRun>(*launches.front().comm, layOutPlan(launches, streamOfLaunch));
+  }
   return plan;
 }
 
 }  // namespace weft
 
-size_t weftPlan::resourceBytes() const {
-  size_t bytes = sizeof(*this) + compiled.launches->capacity() * sizeof(weft::Op);
-  for (const weft::Op& op : *compiled.launches) {
-    if (op.members) bytes += op.members->capacity() * sizeof(weft::Op);
-  }
-  return bytes;
-}
+size_t weftPlan::resourceBytes() const { return sizeof(*this) + (compiled.run ? compiled.run->bytesHeld() : 0); }

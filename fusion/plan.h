@@ -10,6 +10,8 @@
 
 #include "fusion/fusion_planner.h"
 #include "fusion/plan_compile.h"
+#include "fusion/plan_executor.h"
+#include "fusion/plan_program.h"
 
 struct weftPlan;
 
@@ -65,11 +67,30 @@ class PlanRegistry {
   std::vector<weftPlan*> plans_;
 };
 
+// What a launch runs: the program and the threads of its lanes. Shared with the launches queued on streams,
+// which keep it alive after weftPlanDestroy.
+class PlanRun final : public BatchCollectives {
+ public:
+  PlanRun(weftComm& comm, PlanProgram program);
+  // Under the communicator's turn, between the Send/Recv's start and end: WEFT_CHECK's checks in program
+  // order, the backend's turns at the first launch, then the lanes.
+  void run() override;
+
+  const PlanProgram& program() const { return program_; }
+  size_t bytesHeld() const { return program_.bytesHeld() + executor_.bytesHeld(); }
+  uint32_t peakConcurrentSteps() const { return executor_.peakConcurrentSteps(); }
+
+ private:
+  weftComm& comm_;
+  PlanProgram program_;
+  PlanExecutor executor_;  // after program_: refers to it
+};
+
 // Compiles recorded calls: each recorded group fused as weftGroupEnd would have fused it (with the
-// communicator's settings now), the classification, the limits. Throws weftInvalidUsage when the plan
-// needs more streams than WEFT_MAX_STREAMS allows.
+// communicator's settings now), the classification, the limits, the lanes. Throws weftInvalidUsage when the
+// plan needs more streams than WEFT_MAX_STREAMS allows.
 struct CompiledPlan {
-  std::shared_ptr<std::vector<Op>> launches = std::make_shared<std::vector<Op>>();
+  std::shared_ptr<PlanRun> run;  // null for a plan that recorded nothing
   PlanClassification classification;
   size_t recordedOps = 0;
 };
@@ -83,6 +104,6 @@ struct weftPlan {
   uint32_t magic = kLiveMagic;
   weftComm* comm = nullptr;  // null once the communicator is destroyed
   weft::CompiledPlan compiled;
-  // Bytes this plan holds: its operations and the fused operations' member lists.
+  // Bytes this plan holds: its compiled operations, and its streams' lanes and threads.
   size_t resourceBytes() const;
 };

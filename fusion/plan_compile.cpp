@@ -51,16 +51,27 @@ PlanClassification classifyPlan(std::span<const Op> calls, const PlanLimits& lim
   // Keys in order of first appearance, with their number of calls.
   std::map<Key, size_t> position;
   std::vector<std::pair<const Op*, int>> groups;
+  std::vector<size_t> groupOf;  // per call
+  groupOf.reserve(calls.size());
   for (const Op& op : calls) {
     auto [it, fresh] = position.emplace(keyOf(op), groups.size());
     if (fresh) groups.emplace_back(&op, 0);
     ++groups[it->second].second;
+    groupOf.push_back(it->second);
   }
-  for (const auto& [first, count] : groups) {
+  std::vector<int> streamOfGroup(groups.size(), -1);  // reused groups only
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& [first, count] = groups[g];
     if (count <= limits.streamCapacity || c.opsReused + count > limits.reuseLimit) continue;
-    ++c.numSubgraphs;
+    streamOfGroup[g] = c.numSubgraphs++;
     c.opsReused += count;
     c.reused.push_back(fmt::format("{}: {} ops", describe(*first), count));
+  }
+  c.streamOf.reserve(calls.size());
+  int others = 0;
+  for (size_t g : groupOf) {
+    c.streamOf.push_back(streamOfGroup[g] >= 0 ? streamOfGroup[g]
+                                               : c.numSubgraphs + others++ / limits.streamCapacity);
   }
   c.streamsWithoutReuse = ceilDiv(c.numOps, limits.streamCapacity);
   c.streamsUsed = c.numSubgraphs + ceilDiv(c.numOps - c.opsReused, limits.streamCapacity);

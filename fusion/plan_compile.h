@@ -33,6 +33,9 @@ struct PlanClassification {
   int streamsWithoutReuse = 0;
   int streamsUsed = 0;
   std::vector<std::string> reused;  // "allreduce count 1024 float32 sum ... : 30 ops", for the log
+  // Per call, the stream it runs on: reused subgraphs take streams 0 .. numSubgraphs - 1 (in order of their
+  // key's first call), the other calls fill the next streams `capacity` at a time, in order.
+  std::vector<int> streamOf;
 };
 
 PlanClassification classifyPlan(std::span<const Op> calls, const PlanLimits& limits);

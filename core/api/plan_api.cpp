@@ -50,7 +50,7 @@ WEFT_API weftResult_t weftPlanLaunch(weftPlan_t plan, weftStream_t stream) {
     if (plan->comm->recording.active() != nullptr) {
       fail(weftInvalidUsage, "the plan's communicator is recording a plan: launch after weftPlanEnd");
     }
-    launchPlan(plan->compiled.launches, plan->compiled.recordedOps, stream);
+    launchPlan(plan->compiled.run, plan->compiled.recordedOps, stream);
   });
 }
 

@@ -55,12 +55,25 @@ bool runMembersOnBackend(const Op& op);
 // else one by one.
 void runIndependent(const Op& op);
 
+// Runs a collective operation of any form: one call, a fused group (op.members) or a run of independent
+// calls (op.independent). The caller holds the turn.
+void runOperation(const Op& op);
+
+// A plan launch's collectives (fusion/plan.h), run by runBatch in place of the batch's own.
+class BatchCollectives {
+ public:
+  virtual void run() = 0;
+
+ protected:
+  ~BatchCollectives() = default;
+};
+
 // Runs a batch (a group, or one call) on the calling thread: takes the turns, starts every Send/Recv,
-// runs the collectives in order, then waits for the Send/Recvs. Throws on failure, after recording it
-// on the communicators involved.
+// runs the collectives in order (or `collectives`, when given), then waits for the Send/Recvs. Throws on
+// failure, after recording it on the communicators involved.
 struct Batch {
   std::vector<Op> ops;
 };
-void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets);
+void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets, BatchCollectives* collectives = nullptr);
 
 }  // namespace weft

@@ -56,7 +56,7 @@ class PointToPointChannels {
   std::vector<std::pair<weftComm*, std::unique_ptr<CommChannel>>> more_;
 };
 
-void runOps(std::span<const Op> ops) {
+void runOps(std::span<const Op> ops, BatchCollectives* collectives) {
   // Send/Recv start first and finish last: their partners may sit anywhere in the peer's group, and
   // collectives use a channel of their own, so nothing here waits on a message queued behind it.
   PointToPointChannels pointToPoint;
@@ -67,28 +67,33 @@ void runOps(std::span<const Op> ops) {
     channel.keep(op.kind == OpKind::Send ? channel.isend(op.args.root, op.args.sendbuff, bytes)
                                          : channel.irecv(op.args.root, op.args.recvbuff, bytes));
   }
+  if (collectives != nullptr) collectives->run();
   for (const Op& op : ops) {
     if (op.kind == OpKind::Send || op.kind == OpKind::Recv) continue;
     if (op.comm->checkCalls) checkSameCall(op);
-    if (op.independent) {
-      runIndependent(op);
-    } else if (op.members) {
-      runFused(op);
-    } else {
-      runCollective(op);
-    }
+    runOperation(op);
   }
   pointToPoint.waitAll();
 }
 
 }  // namespace
 
-void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets) {
+void runOperation(const Op& op) {
+  if (op.independent) {
+    runIndependent(op);
+  } else if (op.members) {
+    runFused(op);
+  } else {
+    runCollective(op);
+  }
+}
+
+void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets, BatchCollectives* collectives) {
   TurnGuard guard{tickets};
   waitTurns(tickets);
   try {
     for (const Ticket& t : tickets) t.comm->throwIfFailed();
-    runOps(ops);
+    runOps(ops, collectives);
   } catch (const Error& e) {
     // The communicators' connections may now hold half-finished messages: none can be trusted again,
     // and peers waiting on this rank must learn why (unless they all find the same failure themselves).

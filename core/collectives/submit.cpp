@@ -121,16 +121,21 @@ void groupStart() {
   group.serial = groupsOpened.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-void launchPlan(const std::shared_ptr<const std::vector<Op>>& launches, size_t recordedOps, weftStream* stream) {
-  if (launches->empty()) return;
-  weftComm* comm = launches->front().comm;
+void launchPlan(const std::shared_ptr<PlanRun>& run, size_t recordedOps, weftStream* stream) {
+  if (!run) return;
+  const PlanProgram& program = run->program();
+  weftComm* comm = program.order.empty() ? program.pointToPoint.front().comm
+                                         : program.lanes[program.order.front().first].front().op.comm;
   comm->opsSubmitted.fetch_add(recordedOps, std::memory_order_relaxed);
-  for (const Op& op : *launches) countLaunch(op);
+  for (const Op& op : program.pointToPoint) countLaunch(op);
+  for (const std::vector<PlanStep>& lane : program.lanes) {
+    for (const PlanStep& step : lane) countLaunch(step.op);
+  }
   // One communicator, one ticket: the NULL stream's launch allocates nothing; a stream's shares the
-  // operations (a plan destroyed while its launch waits in the queue leaves them to the launch).
+  // run (a plan destroyed while its launch waits in the queue leaves it to the launch).
   Ticket ticket = issueTicket(comm);
-  if (stream == nullptr) return runBatch(*launches, {&ticket, 1});
-  stream->enqueue([launches, ticket] { runBatch(*launches, {&ticket, 1}); });
+  if (stream == nullptr) return runBatch(program.pointToPoint, {&ticket, 1}, run.get());
+  stream->enqueue([run, ticket] { runBatch(run->program().pointToPoint, {&ticket, 1}, run.get()); });
 }
 
 void groupEnd() {

@@ -6,6 +6,7 @@
 
 #include "core/collectives/op.h"
 #include "fusion/fusion_config.h"
+#include "fusion/plan.h"
 
 struct weftStream;
 
@@ -16,9 +17,9 @@ void submit(const Op& op, weftStream* stream);
 void groupStart();
 // Issues everything held, one batch per stream; returns when the NULL-stream batch is done.
 void groupEnd();
-// Issues a compiled plan's operations (all on one communicator) as one batch on stream (NULL: runs now).
-// recordedOps: the calls they stand for, for the statistics.
-void launchPlan(const std::shared_ptr<const std::vector<Op>>& launches, size_t recordedOps, weftStream* stream);
+// Issues a compiled plan (all on one communicator; null: recorded nothing) as one batch on stream (NULL: runs
+// now). recordedOps: the calls it stands for, for the statistics.
+void launchPlan(const std::shared_ptr<PlanRun>& run, size_t recordedOps, weftStream* stream);
 // The fusion setting a communicator has now (what weftGroupEnd and plans fuse with).
 FusionSetting fusionSettingOf(const weftComm* comm, size_t slot);
 

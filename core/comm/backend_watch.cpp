@@ -26,7 +26,7 @@ bool BackendWatch::shouldStop() {
   // now and then, since it costs syscalls.
   auto now = Clock::now();
   comm_.control->pollNowAndThen(now);
-  if (comm_.control->fault()) return true;
+  if (comm_.control->hasFault()) return true;
   if (stall_.due(now, started_)) {
     stall_.report(now, name(), "the backend's other ranks");
   }
@@ -34,7 +34,7 @@ bool BackendWatch::shouldStop() {
 }
 
 void BackendWatch::throwIfFault() {
-  if (comm_.control->fault()) comm_.control->throwIfFault(name());
+  if (comm_.control->hasFault()) comm_.control->throwIfFault(name());
 }
 
 }  // namespace weft

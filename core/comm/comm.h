@@ -15,6 +15,7 @@
 #include "core/comm/channel_storage.h"
 #include "core/comm/connections.h"
 #include "core/comm/control_channel.h"
+#include "core/comm/lane.h"
 #include "core/comm/peer_info.h"
 #include "core/tuner/tuner.h"
 #include "fusion/fusion_config.h"
@@ -51,22 +52,21 @@ struct weftComm {
   std::atomic<uint64_t> executed{0};  // tickets finished
   std::atomic<int> orderWaiters{0};   // threads asleep (or about to be) on orderChanged
 
-  // Tags carried by messages: collectives are numbered in issue order (the same on every rank), so a
-  // message from a different collective is caught on receipt. Send/Recv number messages per peer.
-  uint32_t collectiveCount = 0;
+  // Tags carried by messages: collectives are numbered in issue order on their lane (the same on every
+  // rank), so a message from a different collective is caught on receipt. Send/Recv number messages per peer.
   std::vector<uint32_t> sentTo, receivedFrom;
 
-  // Messages a rank sends itself (Send/Recv to self inside a group), per channel.
-  std::deque<std::vector<unsigned char>> selfMessages[weft::kNumChannels];
+  // What collectives keep between calls when no plan stream runs them (core/comm/lane.h): their numbering,
+  // transfers, scratch and fusion buffers (used under the turn).
+  weft::LaneState mainLane{weft::kCollectiveChannel};
 
-  std::vector<unsigned char> scratch[2];
-  // What the CommChannels of each channel id keep between operations (core/comm/channel_storage.h).
+  // Messages a rank sends itself (Send/Recv to self inside a group), and what the CommChannels of the other
+  // channel ids keep between operations (core/comm/channel_storage.h); the collective channel's are mainLane's.
+  std::deque<std::vector<unsigned char>> selfMessages[weft::kNumChannels];
   weft::ChannelStorage channelStorage[weft::kNumChannels];
 
-  // Fusion of grouped calls (fusion/): the settings, and the packed inputs and outputs of fused
-  // collectives (used under the turn, kept for the next group).
+  // Fusion of grouped calls (fusion/): the settings.
   weft::FusionSettings fusion;
-  std::vector<unsigned char> fusionBuffers[2];
 
   // Set while weftPlanBegin/End record the communicator's calls (fusion/plan.h).
   weft::RecorderSlot recording;

@@ -19,18 +19,19 @@ namespace {
 // says whether the peer died or gave up because of another rank.
 constexpr auto kNoticeGrace = std::chrono::milliseconds(200);
 
-// The communicator's storage for `channel`, unless a CommChannel of that id is using it (nested channels).
-ChannelStorage* borrowable(weftComm& comm, int channel) {
-  ChannelStorage& shared = comm.channelStorage[channel];
-  return shared.inUse ? nullptr : &shared;
+// What the CommChannels of a channel share: the lane's storage for collectives, the communicator's otherwise.
+ChannelStorage& sharedStorage(weftComm& comm, LaneState* lane, int channel) {
+  return lane != nullptr ? lane->storage : comm.channelStorage[channel];
 }
 }  // namespace
 
 CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation)
     : comm_(comm),
-      channel_(channel),
-      own_(borrowable(comm, channel) == nullptr ? std::make_unique<ChannelStorage>() : nullptr),
-      store_(own_ ? *own_ : comm.channelStorage[channel]),
+      lane_(channel == kCollectiveChannel ? &laneOf(comm) : nullptr),
+      channel_(lane_ != nullptr ? lane_->channel : channel),
+      // The shared storage unless a CommChannel of the same channel uses it (nested channels).
+      own_(sharedStorage(comm, lane_, channel).inUse ? std::make_unique<ChannelStorage>() : nullptr),
+      store_(own_ ? *own_ : sharedStorage(comm, lane_, channel)),
       timeout_(comm.timeout) {
   store_.inUse = true;
   store_.used = 0;
@@ -39,10 +40,9 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation
   store_.unstarted.assign(static_cast<size_t>(comm.nranks) * 2, 0);
   store_.blocked.assign(static_cast<size_t>(comm.nranks) * 2, 0);
   const size_t room = sizeof(operation_) - 1;
-  if (channel_ == kCollectiveChannel) collectiveTag_ = comm_.collectiveCount++;
-  char* end = channel_ == kCollectiveChannel
-                  ? fmt::format_to_n(operation_, room, "{} #{}", operation, collectiveTag_).out
-                  : fmt::format_to_n(operation_, room, "{}", operation).out;
+  if (lane_ != nullptr) collectiveTag_ = lane_->collectiveCount++;
+  char* end = lane_ != nullptr ? fmt::format_to_n(operation_, room, "{} #{}", operation, collectiveTag_).out
+                               : fmt::format_to_n(operation_, room, "{}", operation).out;
   *end = '\0';
 }
 
@@ -68,7 +68,7 @@ int waitSpinRounds(size_t ranksOnHost) {
 }
 
 uint32_t CommChannel::nextTag(int peer, bool isRecv) {
-  if (channel_ == kCollectiveChannel) return collectiveTag_;
+  if (lane_ != nullptr) return collectiveTag_;
   return isRecv ? comm_.receivedFrom[peer]++ : comm_.sentTo[peer]++;
 }
 
@@ -98,7 +98,7 @@ Request CommChannel::post(Transfer transfer) {
 
 bool CommChannel::start(Transfer& t) {
   if (t.peer == comm_.rank) {
-    auto& queue = comm_.selfMessages[channel_];
+    auto& queue = lane_ != nullptr ? lane_->selfMessages : comm_.selfMessages[channel_];
     if (!t.isRecv) {  // sends to self are eager copies
       const auto* bytes = static_cast<const unsigned char*>(t.data);
       queue.emplace_back(bytes, bytes + t.bytes);
@@ -222,6 +222,7 @@ void CommChannel::waitAll(std::span<Request> requests) {
       if (stall.due(now, deadline - timeout_)) stall.report(now, operation(), silentPeers(requests));
       comm_.control->pollNowAndThen(now);
       comm_.control->throwIfFault(operation());
+      comm_.throwIfFailed();  // another thread's operation on it failed (a plan's other stream)
     }
     backOff(++idleRounds, *stalled);
   }
@@ -258,7 +259,7 @@ void CommChannel::timedOut(std::span<const Request> requests) {
 }
 
 void* CommChannel::scratch(int slot, size_t bytes) {
-  auto& buffer = comm_.scratch[slot & 1];
+  auto& buffer = (lane_ != nullptr ? *lane_ : comm_.mainLane).scratch[slot & 1];
   if (buffer.size() < bytes) buffer.resize(bytes);
   return buffer.data();
 }

@@ -59,6 +59,7 @@ class CommChannel : public Channel {
   std::string_view operation() const { return operation_; }
 
   weftComm& comm_;
+  LaneState* lane_;  // collectives: the lane this thread runs them on; null for other channels
   int channel_;
   char operation_[64];  // no allocation per operation: "allreduce #12", truncated if ever longer
   uint32_t collectiveTag_ = 0;

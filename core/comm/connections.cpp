@@ -85,6 +85,7 @@ std::string Connections::transportBetween(const PeerInfo& a, const PeerInfo& b) 
 }
 
 void* Connections::trySend(int peer, int channel) {
+  std::lock_guard guard(mutex_);
   Key key{peer, channel};
   if (auto it = sendComms_.find(key); it != sendComms_.end()) return it->second;
   void* comm = nullptr;
@@ -97,6 +98,7 @@ void* Connections::trySend(int peer, int channel) {
 }
 
 void* Connections::tryRecv(int peer, int channel) {
+  std::lock_guard guard(mutex_);
   Key key{peer, channel};
   if (auto it = recvComms_.find(key); it != recvComms_.end()) return it->second;
   acceptArrived(links_[linkOf_[peer]]);
@@ -105,6 +107,7 @@ void* Connections::tryRecv(int peer, int channel) {
 }
 
 void Connections::acceptArrived() {
+  std::lock_guard guard(mutex_);
   for (Link& link : links_) acceptArrived(link);
 }
 
@@ -121,15 +124,15 @@ void Connections::acceptArrived(Link& link) {
     if (comm == nullptr) break;
     int fromRank = static_cast<int>(connectorId >> 8);
     int fromChannel = static_cast<int>(connectorId & 0xff);
-    if (fromRank < 0 || fromRank >= static_cast<int>(linkOf_.size()) || fromChannel >= kNumChannels ||
-        recvComms_.count({fromRank, fromChannel}) != 0) {
+    if (fromRank < 0 || fromRank >= static_cast<int>(linkOf_.size()) ||
+        fromChannel >= laneChannel(kMaxLanes - 1) + 1 || recvComms_.count({fromRank, fromChannel}) != 0) {
       log::warn("{} transport: closed a connection with an unexpected connector id {}", link.plugin->name,
                 connectorId);
       link.plugin->plugin->transport->closeRecv(comm);
       continue;
     }
     recvComms_[{fromRank, fromChannel}] = comm;
-    connectedFrom_[fromChannel].push_back(fromRank);
+    if (fromChannel == kControlChannel) connectedToControl_.push_back(fromRank);
   }
 }
 

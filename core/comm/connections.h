@@ -4,11 +4,17 @@
 // rank a to rank b on channel c makes a connect from a; b accepts it when it first receives from a on
 // c. Both calls are non-blocking, so a rank waiting to accept never stops its own sends from starting.
 // Channels keep traffic apart that must not interleave: 0 for collectives, 1 for Send/Recv, 2 for the
-// control channel (fault notices and stall reports, core/comm/control_channel.h).
+// control channel (fault notices and stall reports, core/comm/control_channel.h), and from 3 on the lanes of
+// plan streams that run collectives beside the main one (core/comm/lane.h).
+//
+// Several threads of a rank may use one communicator's connections at once (a plan's streams, the control
+// channel's poll): making, accepting and looking up connections is serialised by a lock; each connection is
+// then used by the one thread of its channel.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +25,11 @@
 namespace weft {
 
 enum ChannelId : int { kCollectiveChannel = 0, kPointToPointChannel = 1, kControlChannel = 2, kNumChannels = 3 };
+
+// Lanes a plan may run at once: lane 0 is the communicator's main lane (kCollectiveChannel), lane i > 0 uses
+// channel kNumChannels + i - 1. Channel ids travel in 8 bits of a connector id.
+constexpr int kMaxLanes = 64;
+constexpr int laneChannel(int lane) { return lane == 0 ? kCollectiveChannel : kNumChannels + lane - 1; }
 
 class Connections {
  public:
@@ -40,10 +51,11 @@ class Connections {
   // Accepts every connection that has arrived on any transport. The transports refuse and log those
   // without the job's token, so calling this while waiting also drains strangers from the listeners.
   void acceptArrived();
-  // The peers that have connected to this rank on `channel` so far, in the order they connected. A reference,
-  // so that the control channel's periodic poll allocates nothing; accepting may append to it, so a caller
-  // that accepts while it walks the list walks it by index.
-  const std::vector<int>& connectedFrom(int channel) const { return connectedFrom_[channel]; }
+  // The peers that have connected to this rank on the control channel so far, in the order they connected. A
+  // reference, so that the control channel's periodic poll allocates nothing; accepting may append to it, so a
+  // caller walks it by index, holding lock() (another thread may accept).
+  const std::vector<int>& connectedToControl() const { return connectedToControl_; }
+  std::unique_lock<std::recursive_mutex> lock() const { return std::unique_lock(mutex_); }
 
   const weftTransportOps_v1& ops(int peer) const { return *links_[linkOf_[peer]].plugin->plugin->transport; }
   // Lets the core sleep until the transport serving `peer` may progress.
@@ -70,7 +82,8 @@ class Connections {
   std::vector<NetHandle> peerHandles_;
   std::map<Key, void*> sendComms_;
   std::map<Key, void*> recvComms_;
-  std::vector<int> connectedFrom_[kNumChannels];  // the peers of recvComms_, per channel
+  std::vector<int> connectedToControl_;  // the peers of recvComms_ on kControlChannel
+  mutable std::recursive_mutex mutex_;   // over the maps, the listeners and the transports' connect/accept
 };
 
 }  // namespace weft

@@ -23,6 +23,7 @@ void check(weftResult_t r, const char* call) {
 }  // namespace
 
 void ControlChannel::poll() {
+  std::lock_guard lock(mutex_);
   try {
     comm_.connections->acceptArrived();
   } catch (const Error& e) {
@@ -33,6 +34,8 @@ void ControlChannel::poll() {
 }
 
 void ControlChannel::throwIfFault(std::string_view operation) const {
+  if (!hasFault()) return;
+  std::lock_guard lock(mutex_);
   if (fault_) {
     fail(weftRemoteError, "{}: ended by a failure that rank {} saw first: {}", operation, fault_->origin,
          fault_->text);
@@ -43,12 +46,13 @@ bool ControlChannel::awaitFault(std::chrono::milliseconds limit) {
   auto deadline = Clock::now() + limit;
   for (;;) {
     poll();
-    if (fault_ || Clock::now() >= deadline) return fault_.has_value();
+    if (hasFault() || Clock::now() >= deadline) return hasFault();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
 void ControlChannel::announceFault(weftResult_t code, const std::string& text) {
+  std::lock_guard lock(mutex_);
   if (announced_) return;
   announced_ = true;
   ControlMessage notice = fault_ ? *fault_ : ControlMessage{ControlKind::Fault, comm_.rank, code, 0, text};
@@ -61,6 +65,7 @@ void ControlChannel::announceFault(weftResult_t code, const std::string& text) {
 }
 
 void ControlChannel::sendStall(int peer, uint32_t seconds, const std::string& what) {
+  std::lock_guard lock(mutex_);
   send(peer, ControlMessage{ControlKind::Stall, comm_.rank, weftSuccess, seconds, what});
   progressSends();
 }
@@ -100,7 +105,8 @@ bool ControlChannel::progressSends() {
 }
 
 void ControlChannel::readInboxes() {
-  const std::vector<int>& peers = comm_.connections->connectedFrom(kControlChannel);
+  auto connectionsLock = comm_.connections->lock();  // another thread's accept may append to peers
+  const std::vector<int>& peers = comm_.connections->connectedToControl();
   for (size_t i = 0; i < peers.size(); ++i) {  // by index: tryRecv below may accept, appending to peers
     const int peer = peers[i];
     Inbox& in = inboxes_[peer];
@@ -141,6 +147,7 @@ void ControlChannel::deliver(int peer, const ControlBytes& bytes, size_t size) {
       log::debug("control channel: rank {} passed on the failure of rank {}: {}", peer, message->origin,
                  message->text);
       fault_ = std::move(*message);
+      hasFault_.store(true, std::memory_order_release);
     }
     return;
   }

@@ -12,9 +12,11 @@
 // in time: a peer that is gone is skipped, never waited for.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <list>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,15 +47,17 @@ class ControlChannel {
   // poll() when the last was 10 ms ago or more: cheap enough for every collective and every idle pass,
   // and often enough that a rank that never waits long still reads notices and drains strangers from its
   // listeners.
+  // Several threads may wait at once (a plan's streams): one polls, the others go on.
   void pollNowAndThen(Clock::time_point now = Clock::now()) {
-    if (now >= nextPoll_) {
-      nextPoll_ = now + kPollInterval;
-      poll();
-    }
+    if (now.time_since_epoch().count() < nextPoll_.load(std::memory_order_relaxed)) return;
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    nextPoll_.store((now + kPollInterval).time_since_epoch().count(), std::memory_order_relaxed);
+    poll();
   }
 
-  // The first fault notice received, if any.
-  const std::optional<ControlMessage>& fault() const { return fault_; }
+  // Whether a fault notice came.
+  bool hasFault() const { return hasFault_.load(std::memory_order_acquire); }
   // Throws weftRemoteError with the fault notice's cause, if one came: `operation` ended because of it.
   void throwIfFault(std::string_view operation) const;
   // Polls up to `limit` for a fault notice. A peer that closed a data connection may have said why.
@@ -68,7 +72,10 @@ class ControlChannel {
   // Tells `peer` that this rank has waited `seconds` in `what` (stall report).
   void sendStall(int peer, uint32_t seconds, const std::string& what);
   // The latest stall news from each rank that sent some.
-  const std::map<int, StallNews>& stallNews() const { return stallNews_; }
+  std::map<int, StallNews> stallNews() const {
+    std::lock_guard lock(mutex_);
+    return stallNews_;
+  }
 
  private:
   struct Inbox {
@@ -94,7 +101,10 @@ class ControlChannel {
   static constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
   weftComm& comm_;
-  Clock::time_point nextPoll_{};
+  // Every member below is used under mutex_: the threads of a plan's streams wait, and poll, at once.
+  mutable std::recursive_mutex mutex_;
+  std::atomic<Clock::rep> nextPoll_{0};
+  std::atomic<bool> hasFault_{false};  // fault_ is set: lets throwIfFault skip the lock
   std::map<int, Inbox> inboxes_;
   std::list<Outgoing> outgoing_;  // a list: the transports hold pointers into the buffers
   std::optional<ControlMessage> fault_;

@@ -1,0 +1,42 @@
+#include "core/comm/lane.h"
+
+#include "core/comm/comm.h"
+
+namespace weft {
+namespace {
+
+// The calling thread's binding (LaneScope): a plan stream's thread runs its communicator's collectives on its
+// lane. Plain pointers: binding and looking up allocate nothing.
+thread_local const weftComm* boundComm = nullptr;
+thread_local LaneState* boundLane = nullptr;
+
+template <typename T>
+size_t capacityBytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+}  // namespace
+
+size_t LaneState::bytesHeld() const {
+  size_t bytes = sizeof(*this) + storage.transfers.size() * sizeof(ChannelTransfer) +
+                 capacityBytes(storage.active) + capacityBytes(storage.unstarted) +
+                 capacityBytes(storage.blocked) + capacityBytes(storage.kept);
+  for (const auto& buffer : scratch) bytes += buffer.capacity();
+  for (const auto& buffer : fusionBuffers) bytes += buffer.capacity();
+  for (const auto& message : selfMessages) bytes += message.capacity();
+  return bytes;
+}
+
+LaneState& laneOf(weftComm& comm) { return boundComm == &comm ? *boundLane : comm.mainLane; }
+
+LaneScope::LaneScope(const weftComm& comm, LaneState& lane) : previousComm_(boundComm), previousLane_(boundLane) {
+  boundComm = &comm;
+  boundLane = &lane;
+}
+
+LaneScope::~LaneScope() {
+  boundComm = previousComm_;
+  boundLane = previousLane_;
+}
+
+}  // namespace weft
