@@ -4,7 +4,11 @@
  * A survivor loops AllReduces of 64 B, 64 KiB and 4 MiB (the node backend's inline, staged and direct
  * paths) until one fails. It prints "ERROR <code> <message>" and exits 0 when the failure is
  * weftRemoteError and weftCommAbort returns, 3 otherwise; the driver checks whom the message names.
- * The victim prints READY after the first iterations, so the driver kills it mid-loop. */
+ * The victim prints READY after the first iterations, so the driver kills it mid-loop.
+ *
+ * With PEER_DEATH_PLAN=1 the loop launches a plan of those three AllReduces twice each, on separate buffers,
+ * instead (with WEFT_STREAM_CAPACITY=1 and WEFT_SUBGRAPH_REUSE=0 from the driver: six streams running at
+ * once), so that the death also ends a launch whose streams wait on the dead rank together. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,11 +26,29 @@ int main(int argc, char** argv) {
   int rank = -1;
   weftCommUserRank(comm, &rank);
   const size_t counts[] = {16, 16 * 1024, 1024 * 1024};
-  float* send = calloc(counts[2], sizeof(float));
-  float* recv = calloc(counts[2], sizeof(float));
-  if (send == NULL || recv == NULL) return 2;
+  enum { kBuffers = 6 };
+  float* send[kBuffers];
+  float* recv[kBuffers];
+  for (int b = 0; b < kBuffers; ++b) {
+    send[b] = calloc(counts[2], sizeof(float));
+    recv[b] = calloc(counts[2], sizeof(float));
+    if (send[b] == NULL || recv[b] == NULL) return 2;
+  }
+  weftPlan_t plan = NULL;
+  const char* usePlan = getenv("PEER_DEATH_PLAN");
+  if (usePlan != NULL && usePlan[0] == '1') {
+    r = weftPlanBegin(comm);
+    for (int b = 0; b < kBuffers && r == weftSuccess; ++b)
+      r = weftAllReduce(send[b], recv[b], counts[b % 3], weftFloat32, weftSum, comm, NULL);
+    if (r == weftSuccess) r = weftPlanEnd(comm, &plan);
+    if (r != weftSuccess) {
+      fprintf(stderr, "plan: %s: %s\n", weftGetErrorString(r), weftGetLastErrorMessage());
+      return 2;
+    }
+  }
   for (long i = 0;; ++i) {
-    r = weftAllReduce(send, recv, counts[i % 3], weftFloat32, weftSum, comm, NULL);
+    r = plan != NULL ? weftPlanLaunch(plan, NULL)
+                     : weftAllReduce(send[0], recv[0], counts[i % 3], weftFloat32, weftSum, comm, NULL);
     if (r != weftSuccess) break;
     if (i == 30) {
       printf("READY %d\n", rank);
@@ -35,8 +57,11 @@ int main(int argc, char** argv) {
   }
   printf("ERROR %s %s\n", weftGetErrorString(r), weftGetLastErrorMessage());
   fflush(stdout);
+  if (plan != NULL) weftPlanDestroy(plan);
   weftResult_t aborted = weftCommAbort(comm);
-  free(send);
-  free(recv);
+  for (int b = 0; b < kBuffers; ++b) {
+    free(send[b]);
+    free(recv[b]);
+  }
   return r == weftRemoteError && aborted == weftSuccess ? 0 : 3;
 }

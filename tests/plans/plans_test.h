@@ -128,6 +128,7 @@ void caseReuseEnv(Context& ctx);   // WEFT_STREAM_CAPACITY, WEFT_MAX_STREAMS, WE
 void caseBadUsage(Context& ctx);
 void caseLifecycle(Context& ctx);          // begin/end/launch/destroy cycles, empty plans
 void caseLaunchAllocations(Context& ctx);  // launches (and eager calls) after the first allocate nothing
+void caseStreams(Context& ctx);            // streams run at once, in dependency order; their resources
 // The environment given by the CTest entry (no setenv): "reuse40", "off4" or "bad".
 void caseEnvExternal(Context& ctx, const std::string& which);
 

@@ -29,6 +29,7 @@ constexpr Case kCases[] = {
     {1, "recording", caseRecording}, {2, "mixed", caseMixed},         {3, "split", caseSplit},
     {4, "fusion", caseFusion},       {5, "reuse", caseReuse},         {6, "reuse-env", caseReuseEnv},
     {7, "bad-usage", caseBadUsage},  {8, "lifecycle", caseLifecycle}, {9, "launch-allocs", caseLaunchAllocations},
+    {10, "streams", caseStreams},
 };
 
 const char* const kPlanEnv[] = {"WEFT_STREAM_CAPACITY", "WEFT_MAX_STREAMS", "WEFT_SUBGRAPH_REUSE"};
@@ -38,7 +39,7 @@ std::string gEnvCase;  // --env-case
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [options]\n"
-               "  --case N          run case N only (1-9; default all)\n"
+               "  --case N          run case N only (1-10; default all)\n"
                "  --env-case NAME   only the settings the CTest entry put in the environment (no setenv):\n"
                "                    reuse40 (WEFT_SUBGRAPH_REUSE=40), off4 (WEFT_SUBGRAPH_REUSE=0 and\n"
                "                    WEFT_MAX_STREAMS=4), bad (a WEFT_SUBGRAPH_REUSE weftPlanEnd rejects)\n"
