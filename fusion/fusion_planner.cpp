@@ -10,71 +10,10 @@
 
 #include "core/comm/comm.h"
 #include "core/reduce/reduce.h"
+#include "fusion/footprint.h"
 
 namespace weft {
 namespace {
-
-// Half-open byte range [begin, end) of one buffer.
-struct Range {
-  uintptr_t begin = 0;
-  uintptr_t end = 0;
-  bool overlaps(const Range& other) const { return begin < other.end && other.begin < end; }
-};
-
-Range rangeOf(const void* buffer, size_t bytes) {
-  auto begin = reinterpret_cast<uintptr_t>(buffer);
-  return buffer == nullptr || bytes == 0 ? Range{} : Range{begin, begin + bytes};
-}
-
-// The memory an operation reads and writes (every rank's view is conservative: a Broadcast's
-// non-roots are counted as reading their send buffer too).
-struct Footprint {
-  Range read;
-  Range written;
-};
-
-Footprint footprintOf(const Op& op) {
-  const CollArgs& a = op.args;
-  const size_t bytes = a.count * dataTypeSize(a.type);
-  const size_t all = bytes * static_cast<size_t>(op.comm->nranks);
-  switch (op.kind) {
-    case OpKind::AllGather:
-      return {rangeOf(a.sendbuff, bytes), rangeOf(a.recvbuff, all)};
-    case OpKind::ReduceScatter:
-      return {rangeOf(a.sendbuff, all), rangeOf(a.recvbuff, bytes)};
-    case OpKind::AllToAll:
-      return {rangeOf(a.sendbuff, all), rangeOf(a.recvbuff, all)};
-    case OpKind::Barrier:
-      return {};
-    default:
-      return {rangeOf(a.sendbuff, bytes), rangeOf(a.recvbuff, bytes)};
-  }
-}
-
-// A union of ranges, merged, so that asking about one range costs O(log n) however many were added (a
-// bucket of a thousand gradients is checked a thousand times).
-class RangeSet {
- public:
-  void add(Range r) {
-    if (r.begin == r.end) return;
-    auto it = spans_.upper_bound(r.begin);
-    if (it != spans_.begin() && std::prev(it)->second >= r.begin) --it;  // the span before touches r
-    while (it != spans_.end() && it->first <= r.end) {
-      r.begin = std::min(r.begin, it->first);
-      r.end = std::max(r.end, it->second);
-      it = spans_.erase(it);
-    }
-    spans_.emplace(r.begin, r.end);
-  }
-  bool overlaps(const Range& r) const {
-    if (r.begin == r.end) return false;
-    auto it = spans_.lower_bound(r.end);  // first span starting at or after r's end: no overlap
-    return it != spans_.begin() && std::prev(it)->second > r.begin;
-  }
-
- private:
-  std::map<uintptr_t, uintptr_t> spans_;  // begin -> end, disjoint
-};
 
 // What makes operations compatible; segment is the Index mode's.
 using Key = std::tuple<OpKind, const weftComm*, weftDataType_t, weftRedOp_t, const weftStream*, int, int>;

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/collectives/check_calls.h"
 #include "core/comm/comm.h"
+#include "core/common/capacity_bytes.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
 
@@ -43,15 +46,48 @@ bool RecorderSlot::start() {
   return true;
 }
 
-PlanRun::PlanRun(weftComm& comm, PlanProgram program)
-    : comm_(comm), program_(std::move(program)), executor_(comm, program_) {}
+namespace {
+
+size_t numLanes(const std::vector<uint32_t>& laneOfLaunch) {
+  return laneOfLaunch.empty() ? 1 : *std::max_element(laneOfLaunch.begin(), laneOfLaunch.end()) + size_t{1};
+}
+
+PlanProgram layOutOnStreams(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch) {
+  const std::vector<uint32_t> lanes = lanesOfStreams(launches, streamOfLaunch);
+  return layOutPlan(launches, lanes, numLanes(lanes));
+}
+
+}  // namespace
+
+PlanRun::PlanRun(weftComm& comm, const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch)
+    : comm_(comm),
+      program_(layOutOnStreams(launches, streamOfLaunch)),
+      executor_(comm, program_, planThreads(comm, program_.lanes.size())) {
+  for (const Op& op : launches) {  // counted as the eager calls count
+    if (isPointToPoint(op)) {
+      pointToPoint_.push_back(op);
+      continue;
+    }
+    ++collectivesPerLaunch_;
+    if (!op.members) continue;
+    for (const Op& m : *op.members) bytesFusedPerLaunch_ += fusionBytes(m);
+  }
+  bytesHeld_.store(countBytesHeld(), std::memory_order_relaxed);
+}
 
 void PlanRun::run() {
   if (comm_.checkCalls) {
     for (const auto& [lane, index] : program_.order) checkSameCall(program_.lanes[lane][index].op);
   }
-  setBackendTurns(program_);
+  struct Recount {  // however the launch ends: the lanes' buffers may have grown
+    PlanRun& run;
+    ~Recount() { run.bytesHeld_.store(run.countBytesHeld(), std::memory_order_relaxed); }
+  } recount{*this};
   executor_.run();
+}
+
+size_t PlanRun::countBytesHeld() const {
+  return sizeof(*this) + capacityBytes(pointToPoint_) + program_.bytesHeld() + executor_.bytesHeld();
 }
 
 CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf& settingOf) {
@@ -98,7 +134,8 @@ CompiledPlan compilePlan(std::vector<RecordedCall> calls, const FusionSettingOf&
     }
   }
   if (!launches.empty()) {
-    plan.run = std::make_shared<PlanRun>(*launches.front().comm, layOutPlan(launches, streamOfLaunch));
+    weftComm& comm = *launches.front().comm;
+    plan.run = std::make_shared<PlanRun>(comm, launches, streamOfLaunch);
   }
   return plan;
 }

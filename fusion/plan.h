@@ -71,19 +71,32 @@ class PlanRegistry {
 // which keep it alive after weftPlanDestroy.
 class PlanRun final : public BatchCollectives {
  public:
-  PlanRun(weftComm& comm, PlanProgram program);
-  // Under the communicator's turn, between the Send/Recv's start and end: WEFT_CHECK's checks in program
-  // order, the backend's turns at the first launch, then the lanes.
+  // launches: in program order, with the stream of each (PlanClassification::streamOf).
+  PlanRun(weftComm& comm, const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch);
+  // Under the communicator's turn, between the Send/Recv's start and end: WEFT_CHECK's checks in program order,
+  // then the lanes.
   void run() override;
 
-  const PlanProgram& program() const { return program_; }
-  size_t bytesHeld() const { return program_.bytesHeld() + executor_.bytesHeld(); }
+  weftComm& comm() const { return comm_; }
+  // Send/Recv: runBatch starts them before the lanes and waits for them after, as in one group.
+  const std::vector<Op>& pointToPoint() const { return pointToPoint_; }
+  // What one launch adds to the communicator's statistics (as the eager calls would).
+  uint64_t collectivesPerLaunch() const { return collectivesPerLaunch_; }
+  uint64_t bytesFusedPerLaunch() const { return bytesFusedPerLaunch_; }
+  // What the plan holds, as of its compiling or its latest launch (read while launches run).
+  size_t bytesHeld() const { return bytesHeld_.load(std::memory_order_relaxed); }
   uint32_t peakConcurrentSteps() const { return executor_.peakConcurrentSteps(); }
 
  private:
+  size_t countBytesHeld() const;
+
   weftComm& comm_;
+  std::vector<Op> pointToPoint_;
+  uint64_t collectivesPerLaunch_ = 0;
+  uint64_t bytesFusedPerLaunch_ = 0;
   PlanProgram program_;
   PlanExecutor executor_;  // after program_: refers to it
+  std::atomic<size_t> bytesHeld_{0};
 };
 
 // Compiles recorded calls: each recorded group fused as weftGroupEnd would have fused it (with the

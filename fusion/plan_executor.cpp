@@ -1,23 +1,29 @@
 #include "fusion/plan_executor.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <optional>
 
 #include "core/comm/comm.h"
 #include "core/comm/connections.h"
+#include "core/common/capacity_bytes.h"
+#include "core/common/config.h"
 #include "core/common/error.h"
-#include "fusion/fused_run.h"
+#include "fusion/footprint.h"
 #include "topology/cpu_binding.h"
 
 namespace weft {
 namespace {
 
-// Added to the counters waited on when a lane fails: past any wait, so that every waiting lane wakes, sees
+// Added to the counters waited on when a step fails: past any wait, so that every waiting thread wakes, sees
 // the failure and stops.
 constexpr uint32_t kReleased = 1u << 30;
 
 // Waits until `counter` reaches `target`: a short spin (the step waited for is often about to finish), then
-// a futex sleep, so a waiting lane gives its core away.
+// a futex sleep, so a waiting thread gives its core away.
 void awaitAtLeast(const std::atomic<uint32_t>& counter, uint32_t target) {
   for (int spin = 0; spin < 64; ++spin) {
     if (counter.load(std::memory_order_acquire) >= target) return;
@@ -34,22 +40,75 @@ void advance(std::atomic<uint32_t>& counter, uint32_t by = 1) {
   counter.notify_all();
 }
 
+// The bytes of a lane's largest operation (its largest buffer), up to the reservation's limit.
+size_t largestBuffer(const std::vector<PlanStep>& steps) {
+  size_t largest = 0;
+  auto consider = [&](const Op& op) {
+    const Footprint f = footprintOf(op);
+    largest = std::max({largest, f.read.end - f.read.begin, f.written.end - f.written.begin});
+  };
+  for (const PlanStep& step : steps) {
+    if (!step.op.members) {
+      consider(step.op);
+    } else if (step.op.independent) {
+      for (const Op& m : *step.op.members) consider(m);
+    } else {  // a fused operation: its members packed, as fused_run.cpp does
+      size_t read = 0, written = 0;
+      for (const Op& m : *step.op.members) {
+        const Footprint f = footprintOf(m);
+        read += f.read.end - f.read.begin;
+        written += f.written.end - f.written.begin;
+      }
+      largest = std::max({largest, read, written});
+    }
+  }
+  return std::min(largest, PlanExecutor::kReservedScratchBytes);
+}
+
 }  // namespace
 
-PlanExecutor::PlanExecutor(weftComm& comm, const PlanProgram& program)
-    : comm_(comm), program_(program), finished_(new std::atomic<uint32_t>[program.lanes.size()]) {
-  for (size_t lane = 0; lane < program.lanes.size(); ++lane) finished_[lane].store(0);
+size_t planThreads(const weftComm& comm, size_t lanes) {
+  const long setting = config::getInt("WEFT_PLAN_THREADS", -1);
+  if (setting < -1 || setting > kMaxLanes) {
+    fail(weftInvalidArgument, "WEFT_PLAN_THREADS={} is not -1 (one per core of this rank) or 0 to {}", setting,
+         kMaxLanes);
+  }
+  size_t threads = 0;
+  if (setting >= 0) {
+    threads = static_cast<size_t>(setting);
+  } else {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    const size_t usable = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    const size_t ranksHere = comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank)).size();
+    threads = std::max<size_t>(1, usable / std::max<size_t>(1, ranksHere)) - 1;
+  }
+  return std::min(threads, lanes > 0 ? lanes - 1 : 0);
+}
+
+PlanExecutor::PlanExecutor(weftComm& comm, const PlanProgram& program, size_t threads)
+    : comm_(comm),
+      program_(program),
+      steps_(threads + 1),
+      finished_(new std::atomic<uint32_t>[program.lanes.size()]),
+      go_(new std::atomic<uint32_t>[threads + 1]) {
+  for (size_t lane = 0; lane < program.lanes.size(); ++lane) {
+    finished_[lane].store(0);
+    if (lane == 0) continue;
+    lanes_.push_back(std::make_unique<LaneState>(laneChannel(static_cast<int>(lane))));
+    lanes_.back()->scratch[0].reserve(largestBuffer(program.lanes[lane]));
+  }
+  for (size_t t = 0; t <= threads; ++t) go_[t].store(0);
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
-  pthread_attr_setstacksize(&attributes, kLaneStackBytes);
-  for (uint32_t lane = 1; lane < program.lanes.size(); ++lane) {
-    lanes_.push_back(std::make_unique<LaneState>(laneChannel(static_cast<int>(lane))));
-    auto thread = std::make_unique<LaneThread>(LaneThread{this, lane});
-    const int error = pthread_create(&thread->thread, &attributes, threadMain, thread.get());
+  pthread_attr_setstacksize(&attributes, kThreadStackBytes);
+  for (uint32_t index = 1; index <= threads; ++index) {
+    auto thread = std::make_unique<Thread>(Thread{this, index});
+    const int error = pthread_create(&thread->handle, &attributes, threadMain, thread.get());
     if (error != 0) {
       pthread_attr_destroy(&attributes);
       stopThreads();  // those made so far
-      fail(weftSystemError, "cannot start the thread of plan stream {}: {}", lane, std::strerror(error));
+      fail(weftSystemError, "cannot start plan thread {}: {}", index, std::strerror(error));
     }
     threads_.push_back(std::move(thread));
   }
@@ -60,65 +119,76 @@ PlanExecutor::~PlanExecutor() { stopThreads(); }
 
 void PlanExecutor::stopThreads() {
   stopping_.store(true, std::memory_order_release);
-  advance(generation_);
-  for (const auto& thread : threads_) pthread_join(thread->thread, nullptr);
+  for (const auto& thread : threads_) advance(go_[thread->index]);
+  for (const auto& thread : threads_) pthread_join(thread->handle, nullptr);
   threads_.clear();
 }
 
-void* PlanExecutor::threadMain(void* laneThread) {
-  auto* self = static_cast<LaneThread*>(laneThread);
-  topology::bindThisThreadNearProcess("plan stream");
-  self->executor->serve(self->lane);
+void* PlanExecutor::threadMain(void* thread) {
+  auto* self = static_cast<Thread*>(thread);
+  topology::bindThisThreadNearProcess("plan thread");
+  self->executor->serve(self->index);
   return nullptr;
 }
 
-void PlanExecutor::serve(uint32_t lane) {
+void PlanExecutor::serve(uint32_t thread) {
   uint32_t seen = 0;  // threads start before the first launch
   for (;;) {
-    generation_.wait(seen, std::memory_order_acquire);
-    seen = generation_.load(std::memory_order_acquire);
+    go_[thread].wait(seen, std::memory_order_acquire);
+    seen = go_[thread].load(std::memory_order_acquire);
     if (stopping_.load(std::memory_order_acquire)) return;
-    runLane(lane);
-    if (lanesBusy_.fetch_sub(1, std::memory_order_acq_rel) == 1) lanesBusy_.notify_all();
+    runSteps(thread);
+    if (threadsBusy_.fetch_sub(1, std::memory_order_acq_rel) == 1) threadsBusy_.notify_all();
   }
 }
 
+void PlanExecutor::schedule() {
+  const auto threads = static_cast<uint32_t>(steps_.size());
+  for (const auto& [lane, index] : program_.order) {
+    const bool onBackend = runsOnBackend(program_.lanes[lane][index].op);
+    steps_[onBackend ? 0 : lane % threads].emplace_back(lane, index);
+  }
+  scheduled_ = true;
+}
+
 void PlanExecutor::run() {
+  if (!scheduled_) schedule();
   for (size_t lane = 0; lane < program_.lanes.size(); ++lane) finished_[lane].store(0, std::memory_order_relaxed);
-  backendTurnsDone_.store(0, std::memory_order_relaxed);
   failed_.store(false, std::memory_order_relaxed);
   failure_ = nullptr;
-  lanesBusy_.store(static_cast<uint32_t>(threads_.size()), std::memory_order_relaxed);
-  advance(generation_);  // releases the stores above to the lane threads
-  runLane(0);
-  for (uint32_t busy; (busy = lanesBusy_.load(std::memory_order_acquire)) != 0;) {
-    lanesBusy_.wait(busy, std::memory_order_acquire);
+  uint32_t busy = 0;
+  for (size_t t = 1; t < steps_.size(); ++t) busy += steps_[t].empty() ? 0 : 1;
+  threadsBusy_.store(busy, std::memory_order_relaxed);
+  for (size_t t = 1; t < steps_.size(); ++t) {
+    if (!steps_[t].empty()) advance(go_[t]);  // releases the stores above to the thread
+  }
+  runSteps(0);
+  for (uint32_t left; (left = threadsBusy_.load(std::memory_order_acquire)) != 0;) {
+    threadsBusy_.wait(left, std::memory_order_acquire);
   }
   if (failure_) std::rethrow_exception(failure_);
 }
 
-void PlanExecutor::runLane(uint32_t lane) {
-  std::optional<LaneScope> scope;
-  if (lane > 0) scope.emplace(comm_, *lanes_[lane - 1]);
-  for (const PlanStep& step : program_.lanes[lane]) {
+void PlanExecutor::runSteps(uint32_t thread) {
+  for (const auto& [lane, index] : steps_[thread]) {
+    const PlanStep& step = program_.lanes[lane][index];
+    awaitAtLeast(finished_[lane], index);  // the lane's earlier steps, when another thread ran some (backend)
     for (uint32_t w = step.waitsBegin; w < step.waitsEnd; ++w) {
       const PlanWait& wait = program_.waits[w];
       awaitAtLeast(finished_[wait.lane], wait.steps);
     }
-    if (step.backendTurn >= 0) awaitAtLeast(backendTurnsDone_, static_cast<uint32_t>(step.backendTurn));
     if (failed_.load(std::memory_order_acquire)) return;
     try {
-      runStep(step);
+      runStep(lane, step);
     } catch (...) {
       recordFailure(std::current_exception());
       return;
     }
-    if (step.backendTurn >= 0) advance(backendTurnsDone_);
     advance(finished_[lane]);
   }
 }
 
-void PlanExecutor::runStep(const PlanStep& step) {
+void PlanExecutor::runStep(uint32_t lane, const PlanStep& step) {
   const uint32_t now = running_.fetch_add(1, std::memory_order_relaxed) + 1;
   for (uint32_t peak = peak_.load(std::memory_order_relaxed);
        now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed);) {
@@ -127,17 +197,18 @@ void PlanExecutor::runStep(const PlanStep& step) {
     std::atomic<uint32_t>& running;
     ~Leave() { running.fetch_sub(1, std::memory_order_relaxed); }
   } leave{running_};
+  LaneScope scope(comm_, lane == 0 ? comm_.mainLane : *lanes_[lane - 1]);
   runOperation(step.op);
 }
 
-void PlanExecutor::recordFailure(std::exception_ptr failure) {
+void PlanExecutor::recordFailure(const std::exception_ptr& failure) {
   {
     std::lock_guard lock(failureMutex_);
     if (failure_) return;  // an earlier failure released everyone already
     failure_ = failure;
   }
   failed_.store(true, std::memory_order_release);
-  // The other lanes may wait for peers that wait for this lane: failing the communicator ends their waits
+  // The other threads may wait for peers that wait for this one: failing the communicator ends their waits
   // here, and telling the other ranks ends theirs.
   try {
     std::rethrow_exception(failure);
@@ -148,16 +219,16 @@ void PlanExecutor::recordFailure(std::exception_ptr failure) {
   } catch (const std::exception& e) {
     comm_.failAndTell(weftInternalError, e.what());
   } catch (...) {
-    comm_.failAndTell(weftInternalError, "a plan stream failed");
+    comm_.failAndTell(weftInternalError, "a plan thread failed");
   }
   for (size_t lane = 0; lane < program_.lanes.size(); ++lane) advance(finished_[lane], kReleased);
-  advance(backendTurnsDone_, kReleased);
 }
 
 size_t PlanExecutor::bytesHeld() const {
-  size_t bytes = sizeof(*this) + program_.lanes.size() * sizeof(finished_[0]);
-  for (const auto& lane : lanes_) bytes += lane->bytesHeld();
-  return bytes + threads_.size() * (sizeof(LaneThread) + kLaneStackBytes);
+  const size_t lanes = std::accumulate(lanes_.begin(), lanes_.end(), size_t{0},
+                                       [](size_t sum, const auto& lane) { return sum + lane->bytesHeld(); });
+  return sizeof(*this) + program_.lanes.size() * sizeof(finished_[0]) + steps_.size() * sizeof(go_[0]) + lanes +
+         summedCapacityBytes(steps_) + threads_.size() * (sizeof(Thread) + kThreadStackBytes);
 }
 
 }  // namespace weft

@@ -5,12 +5,12 @@
 
 #include "core/comm/comm.h"
 #include "core/comm/connections.h"
+#include "core/common/capacity_bytes.h"
 #include "core/reduce/reduce.h"
+#include "fusion/footprint.h"
 
 namespace weft {
 namespace {
-
-bool isPointToPoint(const Op& op) { return op.kind == OpKind::Send || op.kind == OpKind::Recv; }
 
 // Whether `op` may join a run of independent calls that starts with `first`.
 bool joinsRun(const Op& op, const Op& first) {
@@ -20,56 +20,52 @@ bool joinsRun(const Op& op, const Op& first) {
 
 // Bytes a step reads or writes, for its waits.
 struct ByteRange {
-  uintptr_t begin;
-  uintptr_t end;
+  Range range;
   bool writes;
   uint32_t step;  // in program order
 };
 
-void addRange(std::vector<ByteRange>& out, const void* at, size_t bytes, bool writes, uint32_t step) {
-  if (at == nullptr || bytes == 0) return;
-  const auto begin = reinterpret_cast<uintptr_t>(at);
-  out.push_back({begin, begin + bytes, writes, step});
-}
-
-// The memory one call reads and writes, as weft.h documents it (on any rank: a root's buffers are counted
-// on every rank that passes them, which can only add waits).
 void addRangesOf(std::vector<ByteRange>& out, const Op& op, uint32_t step) {
   if (op.members) {
     for (const Op& m : *op.members) addRangesOf(out, m, step);
     return;
   }
-  const size_t bytes = op.args.count * dataTypeSize(op.args.type);
-  const auto ranks = static_cast<size_t>(op.comm->nranks);
-  size_t in = bytes, out_ = bytes;
-  switch (op.kind) {
-    case OpKind::AllGather:
-      out_ = bytes * ranks;
-      break;
-    case OpKind::ReduceScatter:
-      in = bytes * ranks;
-      break;
-    case OpKind::AllToAll:
-      in = out_ = bytes * ranks;
-      break;
-    case OpKind::Barrier:
-      return;
-    default:
-      break;
-  }
-  addRange(out, op.args.sendbuff, in, false, step);
-  addRange(out, op.args.recvbuff, out_, true, step);
+  const Footprint f = footprintOf(op);
+  if (f.read.begin != f.read.end) out.push_back({f.read, false, step});
+  if (f.written.begin != f.written.end) out.push_back({f.written, true, step});
 }
+
+// A run of independent calls: a call joins only if it reads nothing the run writes and writes nothing it
+// reads or writes (the backend may stage every call's input before writing any result). Like fusion's, the
+// answer depends on where buffers lie, so every rank must record calls with the same dependencies.
+class IndependentRun {
+ public:
+  explicit IndependentRun(const Op& first) : first_(first) { add(first); }
+  bool admits(const Op& op) const {
+    if (!joinsRun(op, first_)) return false;
+    const Footprint f = footprintOf(op);
+    return !writes_.overlaps(f.read) && !writes_.overlaps(f.written) && !reads_.overlaps(f.written);
+  }
+  void add(const Op& op) {
+    const Footprint f = footprintOf(op);
+    reads_.add(f.read);
+    writes_.add(f.written);
+  }
+
+ private:
+  const Op& first_;
+  RangeSet reads_, writes_;
+};
 
 // For each step (program order), the earlier steps on other lanes it must wait for: a pair of steps whose
 // ranges overlap, one of them writing. Sorted by start, each range meets only those that start inside it.
 std::vector<std::vector<uint32_t>> conflicts(std::vector<ByteRange> ranges, const std::vector<uint32_t>& laneOf) {
   std::vector<std::vector<uint32_t>> earlier(laneOf.size());
   std::sort(ranges.begin(), ranges.end(),
-            [](const ByteRange& a, const ByteRange& b) { return a.begin < b.begin; });
+            [](const ByteRange& a, const ByteRange& b) { return a.range.begin < b.range.begin; });
   for (size_t i = 0; i < ranges.size(); ++i) {
     const ByteRange& a = ranges[i];
-    for (size_t j = i + 1; j < ranges.size() && ranges[j].begin < a.end; ++j) {
+    for (size_t j = i + 1; j < ranges.size() && ranges[j].range.begin < a.range.end; ++j) {
       const ByteRange& b = ranges[j];
       if (laneOf[a.step] == laneOf[b.step] || !(a.writes || b.writes)) continue;
       earlier[std::max(a.step, b.step)].push_back(std::min(a.step, b.step));
@@ -80,24 +76,41 @@ std::vector<std::vector<uint32_t>> conflicts(std::vector<ByteRange> ranges, cons
 
 }  // namespace
 
-PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch) {
+std::vector<uint32_t> lanesOfStreams(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch) {
+  std::map<int, uint32_t> laneOfStream;
+  std::vector<uint32_t> lanes;
+  lanes.reserve(launches.size());
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (isPointToPoint(launches[i])) {
+      lanes.push_back(0);
+      continue;
+    }
+    const auto next = static_cast<uint32_t>(laneOfStream.size() % kMaxLanes);
+    lanes.push_back(laneOfStream.emplace(streamOfLaunch[i], next).first->second);
+  }
+  return lanes;
+}
+
+PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<uint32_t>& laneOfLaunch,
+                       size_t numLanes) {
   PlanProgram program;
-  std::map<int, uint32_t> laneOfStream;  // lanes in order of their streams' first step
-  std::vector<uint32_t> laneOfStep;      // program order
+  program.lanes.resize(numLanes);
+  std::vector<uint32_t> laneOfStep;  // program order
   std::vector<ByteRange> ranges;
   for (size_t i = 0; i < launches.size();) {
     if (isPointToPoint(launches[i])) {
-      program.pointToPoint.push_back(launches[i++]);
+      ++i;
       continue;
     }
     // Consecutive calls of one lane that may run as one operation of independent calls (a backend runs them
     // in fewer steps, each with exactly its own result).
-    const int stream = streamOfLaunch[i];
-    const bool startsRun = joinsRun(launches[i], launches[i]);
+    const uint32_t lane = laneOfLaunch[i];
     size_t end = i + 1;
-    while (startsRun && end < launches.size() && streamOfLaunch[end] == stream &&
-           joinsRun(launches[end], launches[i]))
-      ++end;
+    if (joinsRun(launches[i], launches[i])) {
+      IndependentRun run(launches[i]);
+      for (; end < launches.size() && laneOfLaunch[end] == lane && run.admits(launches[end]); ++end)
+        run.add(launches[end]);
+    }
     Op op = launches[i];
     if (end - i >= 2) {
       op.members = std::make_shared<std::vector<Op>>(launches.begin() + static_cast<ptrdiff_t>(i),
@@ -105,9 +118,6 @@ PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<int>& 
       op.independent = true;
     }
     i = end;
-    auto [it, fresh] = laneOfStream.emplace(stream, static_cast<uint32_t>(laneOfStream.size() % kMaxLanes));
-    const uint32_t lane = it->second;
-    if (lane >= program.lanes.size()) program.lanes.resize(lane + 1);
     const auto step = static_cast<uint32_t>(program.order.size());
     addRangesOf(ranges, op, step);
     program.order.emplace_back(lane, static_cast<uint32_t>(program.lanes[lane].size()));
@@ -136,23 +146,12 @@ PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<int>& 
   return program;
 }
 
-void setBackendTurns(PlanProgram& program) {
-  if (program.backendTurnsSet) return;
-  int64_t next = 0;
-  for (const auto& [lane, index] : program.order) {
-    PlanStep& step = program.lanes[lane][index];
-    step.backendTurn = runsOnBackend(step.op) ? next++ : -1;
-  }
-  program.backendTurnsSet = true;
-}
-
 size_t PlanProgram::bytesHeld() const {
-  size_t bytes = sizeof(*this) + pointToPoint.capacity() * sizeof(Op) + waits.capacity() * sizeof(PlanWait) +
-                 order.capacity() * sizeof(order[0]) + lanes.capacity() * sizeof(lanes[0]);
+  size_t bytes = sizeof(*this) + capacityBytes(waits) + capacityBytes(order) + capacityBytes(lanes);
   for (const std::vector<PlanStep>& lane : lanes) {
-    bytes += lane.capacity() * sizeof(PlanStep);
+    bytes += capacityBytes(lane);
     for (const PlanStep& step : lane) {
-      if (step.op.members) bytes += step.op.members->capacity() * sizeof(Op);
+      if (step.op.members) bytes += capacityBytes(*step.op.members);
     }
   }
   return bytes;

@@ -123,19 +123,16 @@ void groupStart() {
 
 void launchPlan(const std::shared_ptr<PlanRun>& run, size_t recordedOps, weftStream* stream) {
   if (!run) return;
-  const PlanProgram& program = run->program();
-  weftComm* comm = program.order.empty() ? program.pointToPoint.front().comm
-                                         : program.lanes[program.order.front().first].front().op.comm;
+  weftComm* comm = &run->comm();
   comm->opsSubmitted.fetch_add(recordedOps, std::memory_order_relaxed);
-  for (const Op& op : program.pointToPoint) countLaunch(op);
-  for (const std::vector<PlanStep>& lane : program.lanes) {
-    for (const PlanStep& step : lane) countLaunch(step.op);
-  }
+  comm->collectivesLaunched.fetch_add(run->collectivesPerLaunch() + run->pointToPoint().size(),
+                                      std::memory_order_relaxed);
+  comm->bytesFused.fetch_add(run->bytesFusedPerLaunch(), std::memory_order_relaxed);
   // One communicator, one ticket: the NULL stream's launch allocates nothing; a stream's shares the
   // run (a plan destroyed while its launch waits in the queue leaves it to the launch).
   Ticket ticket = issueTicket(comm);
-  if (stream == nullptr) return runBatch(program.pointToPoint, {&ticket, 1}, run.get());
-  stream->enqueue([run, ticket] { runBatch(run->program().pointToPoint, {&ticket, 1}, run.get()); });
+  if (stream == nullptr) return runBatch(run->pointToPoint(), {&ticket, 1}, run.get());
+  stream->enqueue([run, ticket] { runBatch(run->pointToPoint(), {&ticket, 1}, run.get()); });
 }
 
 void groupEnd() {

@@ -1,6 +1,7 @@
 #include "core/comm/lane.h"
 
 #include "core/comm/comm.h"
+#include "core/common/capacity_bytes.h"
 
 namespace weft {
 namespace {
@@ -10,21 +11,14 @@ namespace {
 thread_local const weftComm* boundComm = nullptr;
 thread_local LaneState* boundLane = nullptr;
 
-template <typename T>
-size_t capacityBytes(const std::vector<T>& v) {
-  return v.capacity() * sizeof(T);
-}
-
 }  // namespace
 
 size_t LaneState::bytesHeld() const {
   size_t bytes = sizeof(*this) + storage.transfers.size() * sizeof(ChannelTransfer) +
                  capacityBytes(storage.active) + capacityBytes(storage.unstarted) +
                  capacityBytes(storage.blocked) + capacityBytes(storage.kept);
-  for (const auto& buffer : scratch) bytes += buffer.capacity();
-  for (const auto& buffer : fusionBuffers) bytes += buffer.capacity();
-  for (const auto& message : selfMessages) bytes += message.capacity();
-  return bytes;
+  return bytes + summedCapacityBytes(scratch) + summedCapacityBytes(fusionBuffers) +
+         summedCapacityBytes(selfMessages);
 }
 
 LaneState& laneOf(weftComm& comm) { return boundComm == &comm ? *boundLane : comm.mainLane; }
