@@ -82,7 +82,7 @@ WEFT_API weftResult_t weftPlanDestroy(weftPlan_t plan) {
     requirePlan(plan);
     if (plan->comm != nullptr) plan->comm->plans.remove(plan);
     plan->magic = 0;
-    delete plan;  // a launch still queued on a stream holds its own copy of the operations
+    delete plan;  // a launch still queued on a stream holds the run (operations, lanes, threads) until it ends
   });
 }
 

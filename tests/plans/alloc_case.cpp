@@ -91,42 +91,55 @@ void caseLaunchAllocations(Context& ctx) {
       makeOp(Kind::kAllGather, weftFloat32, 50, 0),   makeOp(Kind::kBarrier, weftFloat32, 0),
       makeOp(Kind::kSendRecv, weftInt8, 1000),        makeOp(Kind::kAllReduce, weftInt32, 2 << 20),
   };
-  Program prog(ctx, "launch allocations", ops);
-  prog.fill();
-  colltest::expectOk(weftPlanBegin(ctx.world.comm), "weftPlanBegin: " + prog.what());
-  prog.issue(Program::kPlanSet);
-  weftPlan_t plan = nullptr;
-  colltest::expectOk(weftPlanEnd(ctx.world.comm, &plan), "weftPlanEnd: " + prog.what());
-  // On the NULL stream, then on the created stream (the launch queued, then waited for: the stream's
-  // worker thread allocates nothing either, nor does queueing).
-  for (weftStream_t stream : {static_cast<weftStream_t>(nullptr), ctx.stream}) {
-    const std::string on = stream == nullptr ? "NULL stream" : "created stream";
-    for (int launch = 0; launch < kWarmLaunches + kCountedLaunches; ++launch) {
-      const std::string when = "launch " + std::to_string(launch + 1) + " on the " + on;
-      prog.fill();
-      const std::string call = "weftPlanLaunch: " + when;  // made before counting starts
-      uint64_t allocations = 0;
-      weftResult_t results[2] = {weftSuccess, weftSuccess};
-      // The last launch: rank 0 comes late, so that the others wait long (see kLate).
-      if (launch + 1 == kWarmLaunches + kCountedLaunches && ctx.world.rank == 0)
-        std::this_thread::sleep_for(kLate);
-      {
-        CountAllocations counting;
-        results[0] = weftPlanLaunch(plan, stream);
-        if (stream != nullptr) results[1] = weftStreamSynchronize(stream);
-        allocations = counting.count();
-      }
-      for (weftResult_t r : results) colltest::expectOk(r, call);
-      ++ctx.report.calls;
-      prog.verify(Program::kPlanSet, when);
-      if (launch >= kWarmLaunches && allocations != 0) {
-        fail(ctx, when + " allocated " + std::to_string(allocations) +
-                      " times with operator new; a launch after the first must allocate nothing; " +
-                      firstCountedAllocation());
+  // With the default settings, then with every operation on a stream of its own and three plan threads
+  // besides the launching one (their lanes and waits allocate nothing either).
+  for (const bool ownStreams : {false, true}) {
+    Program prog(ctx,
+                 ownStreams ? "launch allocations, a stream per operation, 3 plan threads" : "launch allocations",
+                 ops);
+    prog.fill();
+    colltest::expectOk(weftPlanBegin(ctx.world.comm), "weftPlanBegin: " + prog.what());
+    prog.issue(Program::kPlanSet);
+    weftPlan_t plan = nullptr;
+    {
+      ScopedEnv env(ownStreams ? std::vector<std::pair<std::string, std::string>>{{"WEFT_STREAM_CAPACITY", "1"},
+                                                                                  {"WEFT_SUBGRAPH_REUSE", "0"},
+                                                                                  {"WEFT_PLAN_THREADS", "3"}}
+                               : std::vector<std::pair<std::string, std::string>>{});
+      colltest::expectOk(weftPlanEnd(ctx.world.comm, &plan), "weftPlanEnd: " + prog.what());
+    }
+    // On the NULL stream, then on the created stream (the launch queued, then waited for: the stream's
+    // worker thread allocates nothing either, nor does queueing).
+    for (weftStream_t stream : {static_cast<weftStream_t>(nullptr), ctx.stream}) {
+      const std::string on = (stream == nullptr ? "NULL stream" : "created stream") +
+                             std::string(ownStreams ? " (a stream per operation)" : "");
+      for (int launch = 0; launch < kWarmLaunches + kCountedLaunches; ++launch) {
+        const std::string when = "launch " + std::to_string(launch + 1) + " on the " + on;
+        prog.fill();
+        const std::string call = "weftPlanLaunch: " + when;  // made before counting starts
+        uint64_t allocations = 0;
+        weftResult_t results[2] = {weftSuccess, weftSuccess};
+        // The last launch: rank 0 comes late, so that the others wait long (see kLate).
+        if (launch + 1 == kWarmLaunches + kCountedLaunches && ctx.world.rank == 0)
+          std::this_thread::sleep_for(kLate);
+        {
+          CountAllocations counting;
+          results[0] = weftPlanLaunch(plan, stream);
+          if (stream != nullptr) results[1] = weftStreamSynchronize(stream);
+          allocations = counting.count();
+        }
+        for (weftResult_t r : results) colltest::expectOk(r, call);
+        ++ctx.report.calls;
+        prog.verify(Program::kPlanSet, when);
+        if (launch >= kWarmLaunches && allocations != 0) {
+          fail(ctx, when + " allocated " + std::to_string(allocations) +
+                        " times with operator new; a launch after the first must allocate nothing; " +
+                        firstCountedAllocation());
+        }
       }
     }
+    colltest::expectOk(weftPlanDestroy(plan), "weftPlanDestroy: " + prog.what());
   }
-  colltest::expectOk(weftPlanDestroy(plan), "weftPlanDestroy: " + prog.what());
   eagerAllocations(ctx);
 }
 

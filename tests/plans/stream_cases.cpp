@@ -131,9 +131,29 @@ void resources(Context& ctx, size_t bytes, bool asserted) {
   }
 }
 
+// A WEFT_PLAN_THREADS that is not -1 or 0..64 is refused at weftPlanEnd, naming it; the recording ends.
+void badThreadSetting(Context& ctx) {
+  for (const char* bad : {"65", "-2", "two"}) {
+    std::vector<float> data(16);
+    weftPlan_t plan = nullptr;
+    ScopedEnv env(std::vector<std::pair<std::string, std::string>>{{"WEFT_PLAN_THREADS", bad}});
+    colltest::expectOk(weftPlanBegin(ctx.world.comm), "weftPlanBegin");
+    colltest::expectOk(
+        weftAllReduce(data.data(), data.data(), data.size(), weftFloat32, weftSum, ctx.world.comm, nullptr),
+        "weftAllReduce (recorded)");
+    expectResult(ctx, weftPlanEnd(ctx.world.comm, &plan), weftInvalidArgument,
+                 std::string("weftPlanEnd with WEFT_PLAN_THREADS=") + bad);
+    if (std::string(weftGetLastErrorMessage()).find("WEFT_PLAN_THREADS") == std::string::npos)
+      fail(ctx, std::string("WEFT_PLAN_THREADS=") + bad +
+                    ": the message does not name it: " + weftGetLastErrorMessage());
+    if (plan != nullptr) fail(ctx, std::string("WEFT_PLAN_THREADS=") + bad + ": weftPlanEnd returned a plan");
+  }
+}
+
 }  // namespace
 
 void caseStreams(Context& ctx) {
+  badThreadSetting(ctx);
   dependencies(ctx);
   overlap(ctx);
   resources(ctx, 1024, false);

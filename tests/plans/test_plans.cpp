@@ -32,7 +32,8 @@ constexpr Case kCases[] = {
     {10, "streams", caseStreams},
 };
 
-const char* const kPlanEnv[] = {"WEFT_STREAM_CAPACITY", "WEFT_MAX_STREAMS", "WEFT_SUBGRAPH_REUSE"};
+const char* const kPlanEnv[] = {"WEFT_STREAM_CAPACITY", "WEFT_MAX_STREAMS", "WEFT_SUBGRAPH_REUSE",
+                                "WEFT_PLAN_THREADS"};
 
 std::string gEnvCase;  // --env-case
 
