@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "core/collectives/check_calls.h"
 #include "core/comm/comm.h"
 #include "core/common/capacity_bytes.h"
@@ -46,22 +44,9 @@ bool RecorderSlot::start() {
   return true;
 }
 
-namespace {
-
-size_t numLanes(const std::vector<uint32_t>& laneOfLaunch) {
-  return laneOfLaunch.empty() ? 1 : *std::max_element(laneOfLaunch.begin(), laneOfLaunch.end()) + size_t{1};
-}
-
-PlanProgram layOutOnStreams(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch) {
-  const std::vector<uint32_t> lanes = lanesOfStreams(launches, streamOfLaunch);
-  return layOutPlan(launches, lanes, numLanes(lanes));
-}
-
-}  // namespace
-
 PlanRun::PlanRun(weftComm& comm, const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch)
     : comm_(comm),
-      program_(layOutOnStreams(launches, streamOfLaunch)),
+      program_(layOutPlan(launches, streamOfLaunch)),
       executor_(comm, program_, planThreads(comm, program_.lanes.size())) {
   for (const Op& op : launches) {  // counted as the eager calls count
     if (isPointToPoint(op)) {

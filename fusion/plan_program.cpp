@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/comm/comm.h"
 #include "core/comm/connections.h"
 #include "core/common/capacity_bytes.h"
-#include "core/reduce/reduce.h"
 #include "fusion/footprint.h"
 
 namespace weft {
@@ -74,8 +72,7 @@ std::vector<std::vector<uint32_t>> conflicts(std::vector<ByteRange> ranges, cons
   return earlier;
 }
 
-}  // namespace
-
+// The lane of each launch (Send/Recv: 0, unused).
 std::vector<uint32_t> lanesOfStreams(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch) {
   std::map<int, uint32_t> laneOfStream;
   std::vector<uint32_t> lanes;
@@ -91,10 +88,12 @@ std::vector<uint32_t> lanesOfStreams(const std::vector<Op>& launches, const std:
   return lanes;
 }
 
-PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<uint32_t>& laneOfLaunch,
-                       size_t numLanes) {
+}  // namespace
+
+PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch) {
+  const std::vector<uint32_t> laneOfLaunch = lanesOfStreams(launches, streamOfLaunch);
   PlanProgram program;
-  program.lanes.resize(numLanes);
+  program.lanes.resize(laneOfLaunch.empty() ? 1 : *std::max_element(laneOfLaunch.begin(), laneOfLaunch.end()) + 1);
   std::vector<uint32_t> laneOfStep;  // program order
   std::vector<ByteRange> ranges;
   for (size_t i = 0; i < launches.size();) {

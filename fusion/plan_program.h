@@ -39,12 +39,10 @@ struct PlanProgram {
   size_t bytesHeld() const;
 };
 
-// The lane of each launch (in program order): streams take lanes in order of their first launch, at most
-// kMaxLanes (more streams share them in turn). Send/Recv: lane 0 (unused).
-std::vector<uint32_t> lanesOfStreams(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch);
-// Lays out a plan's collective launches on `numLanes` lanes: consecutive AllReduces of one lane that are not fused
-// become one operation of independent calls (weftBackendListOps_v1.runMany), and each step gets its waits.
-PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<uint32_t>& laneOfLaunch,
-                       size_t numLanes);
+// Lays out a plan's launches (in program order, with the stream of each: PlanClassification::streamOf): streams
+// take lanes in order of their first operation, at most kMaxLanes (more streams share them in turn);
+// consecutive AllReduces of one lane that are not fused and do not depend on each other become one operation
+// of independent calls (weftBackendListOps_v1.runMany); each step gets its waits. Send/Recv are left out.
+PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch);
 
 }  // namespace weft
