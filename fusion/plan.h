@@ -69,13 +69,17 @@ class PlanRegistry {
 
 // What a launch runs: the program and the threads of its lanes. Shared with the launches queued on streams,
 // which keep it alive after weftPlanDestroy.
-class PlanRun final : public BatchCollectives {
+class PlanRun {
  public:
   // launches: in program order, with the stream of each (PlanClassification::streamOf).
   PlanRun(weftComm& comm, const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch);
   // Under the communicator's turn, between the Send/Recv's start and end: WEFT_CHECK's checks in program order,
   // then the lanes.
-  void run() override;
+  void run();
+  // run(), for runBatch.
+  BatchCollectives asBatchCollectives() {
+    return {[](void* self) { static_cast<PlanRun*>(self)->run(); }, this};
+  }
 
   weftComm& comm() const { return comm_; }
   // Send/Recv: runBatch starts them before the lanes and waits for them after, as in one group.

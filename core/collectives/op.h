@@ -59,13 +59,10 @@ void runIndependent(const Op& op);
 // calls (op.independent). The caller holds the turn.
 void runOperation(const Op& op);
 
-// A plan launch's collectives (fusion/plan.h), run by runBatch in place of the batch's own.
-class BatchCollectives {
- public:
-  virtual void run() = 0;
-
- protected:
-  ~BatchCollectives() = default;
+// A plan launch's collectives (fusion/plan.h), run by runBatch in place of the batch's own: run(context).
+struct BatchCollectives {
+  void (*run)(void* context);
+  void* context;
 };
 
 // Runs a batch (a group, or one call) on the calling thread: takes the turns, starts every Send/Recv,
@@ -74,6 +71,7 @@ class BatchCollectives {
 struct Batch {
   std::vector<Op> ops;
 };
-void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets, BatchCollectives* collectives = nullptr);
+void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets,
+              const BatchCollectives* collectives = nullptr);
 
 }  // namespace weft

@@ -56,7 +56,7 @@ class PointToPointChannels {
   std::vector<std::pair<weftComm*, std::unique_ptr<CommChannel>>> more_;
 };
 
-void runOps(std::span<const Op> ops, BatchCollectives* collectives) {
+void runOps(std::span<const Op> ops, const BatchCollectives* collectives) {
   // Send/Recv start first and finish last: their partners may sit anywhere in the peer's group, and
   // collectives use a channel of their own, so nothing here waits on a message queued behind it.
   PointToPointChannels pointToPoint;
@@ -67,7 +67,7 @@ void runOps(std::span<const Op> ops, BatchCollectives* collectives) {
     channel.keep(op.kind == OpKind::Send ? channel.isend(op.args.root, op.args.sendbuff, bytes)
                                          : channel.irecv(op.args.root, op.args.recvbuff, bytes));
   }
-  if (collectives != nullptr) collectives->run();
+  if (collectives != nullptr) collectives->run(collectives->context);
   for (const Op& op : ops) {
     if (op.kind == OpKind::Send || op.kind == OpKind::Recv) continue;
     if (op.comm->checkCalls) checkSameCall(op);
@@ -88,7 +88,7 @@ void runOperation(const Op& op) {
   }
 }
 
-void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets, BatchCollectives* collectives) {
+void runBatch(std::span<const Op> ops, std::span<const Ticket> tickets, const BatchCollectives* collectives) {
   TurnGuard guard{tickets};
   waitTurns(tickets);
   try {

@@ -131,8 +131,14 @@ void launchPlan(const std::shared_ptr<PlanRun>& run, size_t recordedOps, weftStr
   // One communicator, one ticket: the NULL stream's launch allocates nothing; a stream's shares the
   // run (a plan destroyed while its launch waits in the queue leaves it to the launch).
   Ticket ticket = issueTicket(comm);
-  if (stream == nullptr) return runBatch(run->pointToPoint(), {&ticket, 1}, run.get());
-  stream->enqueue([run, ticket] { runBatch(run->pointToPoint(), {&ticket, 1}, run.get()); });
+  if (stream == nullptr) {
+    const BatchCollectives collectives = run->asBatchCollectives();
+    return runBatch(run->pointToPoint(), {&ticket, 1}, &collectives);
+  }
+  stream->enqueue([run, ticket] {
+    const BatchCollectives collectives = run->asBatchCollectives();
+    runBatch(run->pointToPoint(), {&ticket, 1}, &collectives);
+  });
 }
 
 void groupEnd() {
