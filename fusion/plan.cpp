@@ -62,7 +62,10 @@ PlanRun::PlanRun(weftComm& comm, const std::vector<Op>& launches, const std::vec
 
 void PlanRun::run() {
   if (comm_.checkCalls) {
-    for (const auto& [lane, index] : program_.order) checkSameCall(program_.lanes[lane][index].op);
+    for (const auto& [lane, index] : program_.order) {
+      const PlanStep& step = program_.lanes[lane][index];
+      checkSameCall(step.op, step.calls.size());
+    }
   }
   struct Recount {  // however the launch ends: the lanes' buffers may have grown
     PlanRun& run;

@@ -198,7 +198,8 @@ void PlanExecutor::runStep(uint32_t lane, const PlanStep& step) {
     ~Leave() { running.fetch_sub(1, std::memory_order_relaxed); }
   } leave{running_};
   LaneScope scope(comm_, lane == 0 ? comm_.mainLane : *lanes_[lane - 1]);
-  runOperation(step.op);
+  if (step.calls.empty()) return runOperation(step.op);
+  runIdenticalCalls(step.op, step.calls);
 }
 
 void PlanExecutor::recordFailure(const std::exception_ptr& failure) {

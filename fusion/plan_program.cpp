@@ -110,17 +110,20 @@ PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<int>& 
       for (; end < launches.size() && laneOfLaunch[end] == lane && run.admits(launches[end]); ++end)
         run.add(launches[end]);
     }
-    Op op = launches[i];
-    if (end - i >= 2) {
-      op.members = std::make_shared<std::vector<Op>>(launches.begin() + static_cast<ptrdiff_t>(i),
-                                                     launches.begin() + static_cast<ptrdiff_t>(end));
-      op.independent = true;
+    const auto first = launches.begin() + static_cast<ptrdiff_t>(i);
+    const auto last = launches.begin() + static_cast<ptrdiff_t>(end);
+    PlanStep planStep{*first, {}};
+    if (end - i >= 2 && std::all_of(first, last, [&](const Op& m) { return m.args.count == first->args.count; })) {
+      for (auto m = first; m != last; ++m) planStep.calls.push_back({m->args.sendbuff, m->args.recvbuff});
+    } else if (end - i >= 2) {
+      planStep.op.members = std::make_shared<std::vector<Op>>(first, last);
+      planStep.op.independent = true;
     }
-    i = end;
     const auto step = static_cast<uint32_t>(program.order.size());
-    addRangesOf(ranges, op, step);
+    for (auto m = first; m != last; ++m) addRangesOf(ranges, *m, step);
+    i = end;
     program.order.emplace_back(lane, static_cast<uint32_t>(program.lanes[lane].size()));
-    program.lanes[lane].push_back(PlanStep{std::move(op)});
+    program.lanes[lane].push_back(std::move(planStep));
     laneOfStep.push_back(lane);
   }
   if (program.lanes.size() < 2) return program;  // one lane: its order is the program's
@@ -150,6 +153,7 @@ size_t PlanProgram::bytesHeld() const {
   for (const std::vector<PlanStep>& lane : lanes) {
     bytes += capacityBytes(lane);
     for (const PlanStep& step : lane) {
+      bytes += capacityBytes(step.calls);
       if (step.op.members) bytes += capacityBytes(*step.op.members);
     }
   }

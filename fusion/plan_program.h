@@ -24,6 +24,9 @@ struct PlanWait {
 
 struct PlanStep {
   Op op;
+  // Set when the step runs calls alike but for their buffers (op is then the unit they all instantiate): a
+  // reused subgraph's calls are kept as one compiled operation and a pair of pointers each.
+  std::vector<CallBuffers> calls;
   uint32_t waitsBegin = 0, waitsEnd = 0;  // its PlanWaits, in PlanProgram::waits
 };
 
@@ -42,7 +45,8 @@ struct PlanProgram {
 // Lays out a plan's launches (in program order, with the stream of each: PlanClassification::streamOf): streams
 // take lanes in order of their first operation, at most kMaxLanes (more streams share them in turn);
 // consecutive AllReduces of one lane that are not fused and do not depend on each other become one operation
-// of independent calls (weftBackendListOps_v1.runMany); each step gets its waits. Send/Recv are left out.
+// of independent calls (weftBackendListOps_v1.runMany), kept as one unit and its calls' buffers when they are
+// alike but for them; each step gets its waits. Send/Recv are left out.
 PlanProgram layOutPlan(const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch);
 
 }  // namespace weft

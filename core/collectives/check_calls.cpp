@@ -37,7 +37,7 @@ bool reduces(OpKind kind) {
 }
 bool rooted(OpKind kind) { return kind == OpKind::Broadcast || kind == OpKind::Reduce; }
 
-Fingerprint fingerprintOf(const Op& op, uint64_t call) {
+Fingerprint fingerprintOf(const Op& op, uint64_t call, size_t identicalCalls) {
   Fingerprint f{};
   f.call = call;
   f.kind = static_cast<int32_t>(op.kind);
@@ -45,7 +45,7 @@ Fingerprint fingerprintOf(const Op& op, uint64_t call) {
   f.type = op.kind == OpKind::Barrier ? -1 : static_cast<int32_t>(op.args.type);
   f.op = reduces(op.kind) ? static_cast<int32_t>(op.args.op) : -1;
   f.root = rooted(op.kind) ? op.args.root : -1;
-  f.members = op.members ? op.members->size() : 0;
+  f.members = op.members ? op.members->size() : identicalCalls;
   return f;
 }
 
@@ -60,10 +60,10 @@ std::string describe(const Fingerprint& f) {
 
 }  // namespace
 
-void checkSameCall(const Op& op) {
+void checkSameCall(const Op& op, size_t identicalCalls) {
   weftComm& comm = *op.comm;
   if (comm.nranks == 1) return;
-  const Fingerprint mine = fingerprintOf(op, comm.checkedCalls++);
+  const Fingerprint mine = fingerprintOf(op, comm.checkedCalls++, identicalCalls);
   const std::vector<Fingerprint> all = allGatherRecords(comm, mine, "WEFT_CHECK fingerprint");
 
   std::map<Fingerprint, std::vector<int>> ranksOf;

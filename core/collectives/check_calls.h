@@ -9,6 +9,7 @@
 namespace weft {
 
 // Throws weftInvalidUsage on every rank when the ranks' calls differ. The caller holds the turn.
-void checkSameCall(const Op& op);
+// identicalCalls: op stands for that many calls alike but for their buffers (a plan's step, fusion/plan.h).
+void checkSameCall(const Op& op, size_t identicalCalls = 0);
 
 }  // namespace weft

@@ -55,6 +55,16 @@ bool runMembersOnBackend(const Op& op);
 // else one by one.
 void runIndependent(const Op& op);
 
+// The buffers of one of several calls alike but for them: a plan keeps identical calls (a reused subgraph's)
+// as one operation and these (fusion/plan_program.h).
+struct CallBuffers {
+  const void* sendbuff;
+  void* recvbuff;
+};
+// Runs `unit` on each of `calls`' buffers, independent calls as runIndependent runs them (the unit's own
+// buffers are not used).
+void runIdenticalCalls(const Op& unit, std::span<const CallBuffers> calls);
+
 // Runs a collective operation of any form: one call, a fused group (op.members) or a run of independent
 // calls (op.independent). The caller holds the turn.
 void runOperation(const Op& op);

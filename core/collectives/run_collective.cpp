@@ -183,24 +183,50 @@ bool runsOnBackend(const Op& op) {
   return op.comm->nranks > 1 && backendFor(op, collectiveOf(op.kind)) != nullptr;
 }
 
-bool runMembersOnBackend(const Op& op) {
+namespace {
+
+// Runs the calls through the backend's runMany (callOf(i): the i-th call, an Op); false, having run nothing,
+// when there is none or it does not take them all.
+template <typename CallOf>
+bool runManyOnBackend(const Op& op, size_t calls, CallOf callOf) {
   Backend* backend = op.comm->nranks > 1 ? backendFor(op, collectiveOf(op.kind)) : nullptr;
   if (backend == nullptr) return false;
   std::vector<weftBackendOp_v1>& ops = op.comm->backendOps;  // kept for the next run: no allocation then
   ops.clear();
-  for (const Op& m : *op.members) {
+  for (size_t i = 0; i < calls; ++i) {
+    const Op m = callOf(i);
     CollArgs a = m.args;
     if (a.op == weftAvg) a.op = weftSum;
     ops.push_back({collTypeOf(m.kind), a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.root});
   }
   if (!backend->runMany(ops, opName(op.kind))) return false;
-  for (const Op& m : *op.members) finishAverage(m, m.args);
+  for (size_t i = 0; i < calls; ++i) {
+    const Op m = callOf(i);
+    finishAverage(m, m.args);
+  }
   return true;
+}
+
+}  // namespace
+
+bool runMembersOnBackend(const Op& op) {
+  return runManyOnBackend(op, op.members->size(), [&](size_t i) -> const Op& { return (*op.members)[i]; });
 }
 
 void runIndependent(const Op& op) {
   if (runMembersOnBackend(op)) return;
   for (const Op& m : *op.members) runCollective(m);
+}
+
+void runIdenticalCalls(const Op& unit, std::span<const CallBuffers> calls) {
+  auto callOf = [&](size_t i) {
+    Op call = unit;
+    call.args.sendbuff = calls[i].sendbuff;
+    call.args.recvbuff = calls[i].recvbuff;
+    return call;
+  };
+  if (runManyOnBackend(unit, calls.size(), callOf)) return;
+  for (size_t i = 0; i < calls.size(); ++i) runCollective(callOf(i));
 }
 
 }  // namespace weft

@@ -32,13 +32,27 @@ TEST_F(Layout, ReusedGroupsTakeTheFirstStreamsAndOthersFillTheNextByCapacity) {
   EXPECT_EQ(c.streamsUsed, 3);
 }
 
-TEST_F(Layout, ConsecutiveIndependentCallsOfALaneRunTogether) {
+TEST_F(Layout, ConsecutiveIdenticalCallsOfALaneAreOneUnitAndTheirBuffers) {
   const std::vector<Op> launches = {allReduce(a.data(), b.data()), allReduce(c.data(), d.data())};
   const PlanProgram p = layOutPlan(launches, {0, 0});
   ASSERT_EQ(p.lanes.size(), 1u);
   ASSERT_EQ(p.lanes[0].size(), 1u);
-  EXPECT_TRUE(p.lanes[0][0].op.independent);
-  EXPECT_EQ(p.lanes[0][0].op.members->size(), 2u);
+  const PlanStep& step = p.lanes[0][0];
+  EXPECT_FALSE(step.op.members);
+  ASSERT_EQ(step.calls.size(), 2u);
+  EXPECT_EQ(step.calls[1].sendbuff, c.data());
+  EXPECT_EQ(step.calls[1].recvbuff, d.data());
+}
+
+TEST_F(Layout, IndependentCallsOfDifferentCountsRunTogetherAsMembers) {
+  const std::vector<Op> launches = {allReduce(a.data(), b.data(), 64), allReduce(c.data(), d.data(), 32)};
+  const PlanProgram p = layOutPlan(launches, {0, 0});
+  ASSERT_EQ(p.lanes[0].size(), 1u);
+  const PlanStep& step = p.lanes[0][0];
+  EXPECT_TRUE(step.calls.empty());
+  EXPECT_TRUE(step.op.independent);
+  ASSERT_TRUE(step.op.members);
+  EXPECT_EQ(step.op.members->size(), 2u);
 }
 
 TEST_F(Layout, ACallReadingAnEarlierOnesOutputStartsANewStep) {
@@ -46,6 +60,7 @@ TEST_F(Layout, ACallReadingAnEarlierOnesOutputStartsANewStep) {
   const std::vector<Op> launches = {allReduce(a.data(), b.data()), allReduce(b.data(), c.data())};
   const PlanProgram p = layOutPlan(launches, {0, 0});
   ASSERT_EQ(p.lanes[0].size(), 2u);
+  EXPECT_TRUE(p.lanes[0][0].calls.empty());
   EXPECT_FALSE(p.lanes[0][0].op.independent);
 }
 
