@@ -194,14 +194,14 @@ bool runManyOnBackend(const Op& op, size_t calls, CallOf callOf) {
   std::vector<weftBackendOp_v1>& ops = op.comm->backendOps;  // kept for the next run: no allocation then
   ops.clear();
   for (size_t i = 0; i < calls; ++i) {
-    const Op m = callOf(i);
+    decltype(auto) m = callOf(i);  // a reference to a member, or a call made from the unit
     CollArgs a = m.args;
     if (a.op == weftAvg) a.op = weftSum;
     ops.push_back({collTypeOf(m.kind), a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.root});
   }
   if (!backend->runMany(ops, opName(op.kind))) return false;
   for (size_t i = 0; i < calls; ++i) {
-    const Op m = callOf(i);
+    decltype(auto) m = callOf(i);  // a reference to a member, or a call made from the unit
     finishAverage(m, m.args);
   }
   return true;
