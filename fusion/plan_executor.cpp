@@ -143,6 +143,7 @@ void PlanExecutor::serve(uint32_t thread) {
 }
 
 void PlanExecutor::schedule() {
+  for (auto& steps : steps_) steps.clear();  // a first launch that failed may have begun
   const auto threads = static_cast<uint32_t>(steps_.size());
   for (const auto& [lane, index] : program_.order) {
     const bool onBackend = runsOnBackend(program_.lanes[lane][index].op);
