@@ -67,11 +67,26 @@ void PlanRun::run() {
       checkSameCall(step.op, step.calls.size());
     }
   }
+  if (!algorithmsPinned_) pinAlgorithms();
   struct Recount {  // however the launch ends: the lanes' buffers may have grown
     PlanRun& run;
     ~Recount() { run.bytesHeld_.store(run.countBytesHeld(), std::memory_order_relaxed); }
   } recount{*this};
   executor_.run();
+}
+
+void PlanRun::pinAlgorithms() {
+  for (const auto& [lane, index] : program_.order) {
+    Op& op = program_.lanes[lane][index].op;
+    if (!op.members) {
+      pinAlgorithm(op);  // a single call, or the unit of identical calls
+    } else if (op.independent) {
+      auto members = std::make_shared<std::vector<Op>>(*op.members);
+      for (Op& m : *members) pinAlgorithm(m);
+      op.members = std::move(members);
+    }
+  }
+  algorithmsPinned_ = true;
 }
 
 size_t PlanRun::countBytesHeld() const {

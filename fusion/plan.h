@@ -74,7 +74,7 @@ class PlanRun {
   // launches: in program order, with the stream of each (PlanClassification::streamOf).
   PlanRun(weftComm& comm, const std::vector<Op>& launches, const std::vector<int>& streamOfLaunch);
   // Under the communicator's turn, between the Send/Recv's start and end: WEFT_CHECK's checks in program order,
-  // then the lanes.
+  // at the first launch each call's algorithm pinned (core/collectives/op.h), then the lanes.
   void run();
   // run(), for runBatch.
   BatchCollectives asBatchCollectives() {
@@ -90,14 +90,17 @@ class PlanRun {
   // What the plan holds, as of its compiling or its latest launch (read while launches run).
   size_t bytesHeld() const { return bytesHeld_.load(std::memory_order_relaxed); }
   uint32_t peakConcurrentSteps() const { return executor_.peakConcurrentSteps(); }
+  const PlanProgram& program() const { return program_; }
 
  private:
   size_t countBytesHeld() const;
+  void pinAlgorithms();  // at the first launch
 
   weftComm& comm_;
   std::vector<Op> pointToPoint_;
   uint64_t collectivesPerLaunch_ = 0;
   uint64_t bytesFusedPerLaunch_ = 0;
+  bool algorithmsPinned_ = false;
   PlanProgram program_;
   PlanExecutor executor_;  // after program_: refers to it
   std::atomic<size_t> bytesHeld_{0};

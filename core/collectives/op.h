@@ -8,6 +8,7 @@
 
 #include "core/algorithms/algorithms.h"
 #include "core/comm/ordering.h"
+#include "core/tuner/algorithm_names.h"
 #include "weft/plugin.h"
 #include "weft/weft.h"
 
@@ -30,6 +31,8 @@ struct Op {
   // consecutive calls instead, each its own collective, that a backend may run in fewer steps.
   std::shared_ptr<const std::vector<Op>> members;
   bool independent = false;
+  // Count: the tuner chooses when it runs. Otherwise the algorithm it runs with, chosen once (pinAlgorithm).
+  Algorithm algorithm = Algorithm::Count;
 };
 
 const char* opName(OpKind kind);
@@ -41,6 +44,10 @@ void validate(const Op& op);
 
 // Runs one collective (not Send/Recv) on its communicator. The caller holds the turn.
 void runCollective(const Op& op);
+// Sets op.algorithm to what the tuner chooses for it now, when it runs Weft's algorithms (not the backend:
+// may set the backend up, under the turn); a plan's first launch pins its calls' so later launches skip the
+// tuner. Leaves fused operations (their pieces are chosen by their own sizes) and Send/Recv alone.
+void pinAlgorithm(Op& op);
 // The communicator's backend when it takes a fused operation (op.members set) as a list of buffers (the
 // decision is the same on every rank); null otherwise. runListOnBackend then runs it on those buffers.
 Backend* listBackendFor(const Op& op);

@@ -166,7 +166,8 @@ void runCollective(const Op& op) {
   if (runOnBackend(op, collective, args)) return finishAverage(op, op.args);
   CommChannel channel(comm, kCollectiveChannel, collectiveName(collective));
   if (op.kind == OpKind::Barrier) return barrierDissemination(channel);
-  Algorithm algorithm = comm.tuner.choose(collective, decisionBytes(args));
+  const Algorithm algorithm =
+      op.algorithm != Algorithm::Count ? op.algorithm : comm.tuner.choose(collective, decisionBytes(args));
   log::trace("{} of {} x {} with {}", opName(op.kind), args.count, dataTypeName(args.type),
              algorithmName(algorithm));
   if (algorithm == Algorithm::Hierarchical) {
@@ -177,6 +178,13 @@ void runCollective(const Op& op) {
     functionFor(collective, algorithm)(args, channel);
   }
   finishAverage(op, op.args);
+}
+
+void pinAlgorithm(Op& op) {
+  if (op.members || op.comm->nranks == 1 || op.kind == OpKind::Barrier || op.kind == OpKind::Send ||
+      op.kind == OpKind::Recv || runsOnBackend(op))
+    return;
+  op.algorithm = op.comm->tuner.choose(collectiveOf(op.kind), decisionBytes(op.args));
 }
 
 bool runsOnBackend(const Op& op) {

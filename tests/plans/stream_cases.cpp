@@ -89,6 +89,14 @@ void overlap(Context& ctx) {
       }
     }
   }
+  // The first launch pinned each call's algorithm: the ring WEFT_ALGO forces (white box).
+  for (const auto& lane : plan->compiled.run->program().lanes) {
+    for (const weft::PlanStep& step : lane) {
+      ++ctx.report.calls;
+      if (step.op.algorithm != weft::Algorithm::Ring)
+        fail(ctx, "overlap: a step's algorithm was not pinned to the forced ring after the first launch");
+    }
+  }
   const uint32_t peak = plan->compiled.run->peakConcurrentSteps();
   if (view.rank == 0) {
     ++ctx.report.calls;
