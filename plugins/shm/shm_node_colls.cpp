@@ -342,6 +342,7 @@ void runNodeAllReduceBatch(NodeComm& c, const weftBackendOp_v1& whole, const wef
   unsigned char* mine = c.stageIn(c.rank());
   size_t offset = 0;
   for (size_t i = 0; i < numOps; ++i) {
+    if (ops[i].count == 0) continue;  // its buffers may be NULL
     std::memcpy(mine + offset, ops[i].sendbuff, ops[i].count * es);
     offset += ops[i].count * es;
   }
@@ -352,6 +353,7 @@ void runNodeAllReduceBatch(NodeComm& c, const weftBackendOp_v1& whole, const wef
   for (size_t i = 0; i < numOps; ++i) {  // as Runner::reduceStaged, per call
     const size_t n = ops[i].count;
     void* out = ops[i].recvbuff;
+    if (n == 0) continue;
     if (p == 1) {
       std::memcpy(out, mine + offset, n * es);
       offset += n * es;

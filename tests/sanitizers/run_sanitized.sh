@@ -41,12 +41,13 @@ cc=${CC:-cc}
 # (wire handshakes, forked peers, a stranger on the tcp port), the fault tests (a rank killed, silent,
 # aborting or late, over the node backend, shm and tcp), WEFT_CHECK's mismatch checks, and the multi-rank
 # collectives on 2 and 3 ranks over the default plugins (shm node backend), the node backend's two paths, shm
-# without it, and tcp alone; plans (recorded, launched and destroyed: nothing may leak) and the 2-rank soak
+# without it, and tcp alone; plans (recorded, launched and destroyed: nothing may leak), fusion on 2 ranks and
+# its settings' entries (a fused group's small calls reach the node backend's runMany) and the 2-rank soak
 # (10,000 mixed collectives). CI_EXCLUDE drops, among those, what costs most under ASan for what it adds: the
 # algorithm tests' simulations of 6 to 8 ranks (1 to 5 cover powers of two and not, and cost a third), the
-# collectives on 1, 4 and 5 ranks and on emulated hosts, the soak over tcp on 3 and 4 ranks, and the install
-# test (it needs the whole tree).
-CI_EXCLUDE='^collectives_np[145]$|^collectives_np4_|_hosts_|_mpi$|^weft_info_|^install_consumer$|^soak_np[34]_|Test\..*_p[6-9]( |$)'
+# collectives on 1, 4 and 5 ranks and on emulated hosts, fusion on 3 to 5 ranks, the soak over tcp on 3 and 4
+# ranks, and the install test (it needs the whole tree).
+CI_EXCLUDE='^collectives_np[145]$|^collectives_np4_|^fusion_np[345]$|^fusion_np[34]_(tcp|shm|nocma)$|_hosts_|_mpi$|^weft_info_|^install_consumer$|^soak_np[34]_|Test\..*_p[6-9]( |$)'
 
 skip() {
   echo "SKIPPED: $*"
