@@ -1,7 +1,5 @@
 #include "fusion/plan_executor.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -77,9 +75,7 @@ size_t planThreads(const weftComm& comm, size_t lanes) {
   if (setting >= 0) {
     threads = static_cast<size_t>(setting);
   } else {
-    cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    const size_t usable = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    const size_t usable = std::max<size_t>(1, topology::usableCores());
     const size_t ranksHere = comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank)).size();
     threads = std::max<size_t>(1, usable / std::max<size_t>(1, ranksHere)) - 1;
   }

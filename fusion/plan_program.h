@@ -30,9 +30,6 @@ struct PlanStep {
   uint32_t waitsBegin = 0, waitsEnd = 0;  // its PlanWaits, in PlanProgram::waits
 };
 
-// Send/Recv are not laid out: a launch starts them before its lanes and waits for them after (fusion/plan.h).
-inline bool isPointToPoint(const Op& op) { return op.kind == OpKind::Send || op.kind == OpKind::Recv; }
-
 struct PlanProgram {
   std::vector<std::vector<PlanStep>> lanes;  // lane 0 runs on the launching thread
   std::vector<PlanWait> waits;

@@ -2,6 +2,9 @@
 // reports it.
 #include "topology/cpu_binding.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -96,6 +99,14 @@ void bindThisThreadNearProcess(const char* threadName) {
   }
   log::debug("{} thread: bound to CPUs {} (NUMA node(s) {} of the process's CPUs {})", threadName,
              bitmapList(target.get()), bitmapList(nodes.get()), bitmapList(process.get()));
+}
+
+size_t usableCores() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const long usable =
+      sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
+  return usable > 0 ? static_cast<size_t>(usable) : 0;
 }
 
 }  // namespace weft::topology

@@ -4,6 +4,8 @@
 // node. The middle way: the NUMA node(s) holding the rank's CPUs.
 #pragma once
 
+#include <cstddef>
+
 namespace weft::topology {
 
 // Called at the start of a long-lived thread. When the process is bound to fewer CPUs than it may use,
@@ -11,5 +13,9 @@ namespace weft::topology {
 // process is unbound (mpirun --bind-to none) the thread keeps the mask it inherited. Never fails: problems
 // are logged at debug level and the thread runs unbound. `threadName` is for the log.
 void bindThisThreadNearProcess(const char* threadName);
+
+// The CPUs the calling thread may run on (its affinity mask; the online CPUs when that cannot be read); 0 when
+// neither can be known.
+size_t usableCores();
 
 }  // namespace weft::topology

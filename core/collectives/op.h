@@ -36,6 +36,7 @@ struct Op {
 };
 
 const char* opName(OpKind kind);
+inline bool isPointToPoint(const Op& op) { return op.kind == OpKind::Send || op.kind == OpKind::Recv; }
 
 // Checks everything a caller can get wrong before anything runs; throws weftInvalidArgument naming the
 // argument (NULL buffer with count > 0, unknown type or op, root or peer out of range, byte size

@@ -61,7 +61,7 @@ void runOps(std::span<const Op> ops, const BatchCollectives* collectives) {
   // collectives use a channel of their own, so nothing here waits on a message queued behind it.
   PointToPointChannels pointToPoint;
   for (const Op& op : ops) {
-    if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
+    if (!isPointToPoint(op)) continue;
     CommChannel& channel = pointToPoint.of(*op.comm);
     size_t bytes = op.args.count * dataTypeSize(op.args.type);
     channel.keep(op.kind == OpKind::Send ? channel.isend(op.args.root, op.args.sendbuff, bytes)
@@ -69,7 +69,7 @@ void runOps(std::span<const Op> ops, const BatchCollectives* collectives) {
   }
   if (collectives != nullptr) collectives->run(collectives->context);
   for (const Op& op : ops) {
-    if (op.kind == OpKind::Send || op.kind == OpKind::Recv) continue;
+    if (isPointToPoint(op)) continue;
     if (op.comm->checkCalls) checkSameCall(op);
     runOperation(op);
   }

@@ -181,8 +181,7 @@ void runCollective(const Op& op) {
 }
 
 void pinAlgorithm(Op& op) {
-  if (op.members || op.comm->nranks == 1 || op.kind == OpKind::Barrier || op.kind == OpKind::Send ||
-      op.kind == OpKind::Recv || runsOnBackend(op))
+  if (op.members || op.comm->nranks == 1 || op.kind == OpKind::Barrier || isPointToPoint(op) || runsOnBackend(op))
     return;
   op.algorithm = op.comm->tuner.choose(collectiveOf(op.kind), decisionBytes(op.args));
 }

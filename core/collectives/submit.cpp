@@ -98,7 +98,7 @@ void submit(const Op& op, weftStream* stream) {
   }
   op.comm->opsSubmitted.fetch_add(1, std::memory_order_relaxed);
   if (group.depth > 0) {
-    if (!group.planner && stream == nullptr && (op.kind == OpKind::Send || op.kind == OpKind::Recv)) {
+    if (!group.planner && stream == nullptr && isPointToPoint(op)) {
       group.plain.push_back(op);
       return;
     }

@@ -50,7 +50,7 @@ void validate(const Op& op) {
     fail(weftInvalidArgument, "op {} is not a weftRedOp_t", redOp);
   }
   bool rooted = op.kind == OpKind::Broadcast || op.kind == OpKind::Reduce;
-  bool peered = op.kind == OpKind::Send || op.kind == OpKind::Recv;
+  bool peered = isPointToPoint(op);
   if ((rooted || peered) && (a.root < 0 || a.root >= nranks)) {
     fail(weftInvalidArgument, "{} {} is out of range for a communicator of {} ranks", rooted ? "root" : "peer",
          a.root, nranks);

@@ -2,7 +2,6 @@
 
 #include <fmt/ranges.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include "core/comm/stall_report.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
+#include "topology/cpu_binding.h"
 
 namespace weft {
 namespace {
@@ -60,11 +60,8 @@ CommChannel::~CommChannel() {
 // AllReduce over TCP at 2 ranks took 4.49 us with 8 passes against 4.40 us with 64.
 int waitSpinRounds(size_t ranksOnHost) {
   constexpr int kAlone = 64, kShared = 8;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  const long usable =
-      sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
-  return usable > 0 && ranksOnHost > static_cast<size_t>(usable) ? kShared : kAlone;
+  const size_t usable = topology::usableCores();
+  return usable > 0 && ranksOnHost > usable ? kShared : kAlone;
 }
 
 uint32_t CommChannel::nextTag(int peer, bool isRecv) {
