@@ -49,9 +49,14 @@ void CostModel::addMeasurement(const std::string& transport, Collective c, Algor
   Bands bands;
   for (size_t i = 0; i + 1 < bytes.size() && i + 1 < timesUs.size(); ++i) {
     const double slope = std::max(0.0, (timesUs[i + 1] - timesUs[i]) / (bytes[i + 1] - bytes[i]));  // us/B
-    const double latency = std::max(0.0, timesUs[i] - slope * bytes[i]);
+    // The band's line, time = latency + n * slope, at p0 ranks: the latency goes to the steps and the
+    // slope to the wire; a negative latency stays with the wire (offsetUs), so the line is reproduced at
+    // p0 and scales with the wire elsewhere.
+    const double latency = timesUs[i] - slope * bytes[i];
+    const bool byWire = latency < 0 && f.wire > 0;
     bands.starts.push_back(bytes[i]);
-    bands.params.push_back({latency / f.steps, f.wire > 0 ? slope * 1e3 / f.wire : 0});
+    bands.params.push_back({byWire ? 0 : std::max(0.0, latency) / f.steps, f.wire > 0 ? slope * 1e3 / f.wire : 0,
+                            byWire ? latency / f.wire : 0});
   }
   if (!bands.params.empty()) params_[{transport, c, a}][nranks] = std::move(bands);
 }
@@ -105,7 +110,8 @@ double CostModel::flatUs(const std::string& transport, Collective c, Algorithm a
   if (p <= 1) return 0;
   const CostFactors f = factors(c, a, p);
   const AlphaBeta ab = params(transport, c, a, p, bytes);
-  return f.steps * ab.alphaUs + f.wire * static_cast<double>(bytes) * ab.betaNsPerByte * 1e-3;
+  return std::max(
+      0.0, f.steps * ab.alphaUs + f.wire * (static_cast<double>(bytes) * ab.betaNsPerByte * 1e-3 + ab.offsetUs));
 }
 
 // The phases of core/algorithms/hierarchical_*.cpp, each priced on its own transport.

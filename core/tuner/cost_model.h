@@ -10,9 +10,10 @@
 // protocols change, and a single line through 8 B and 4 MiB misjudges the middle). Beyond the largest
 // size the last band goes on. A (transport, collective, algorithm) may hold measurements at several rank
 // counts; a prediction at p ranks uses the one measured nearest p (oversubscribed runs, for instance,
-// differ from the others in more than the formula says). The defaults are such measurements, made on the reference box (cost_model.cpp);
-// WEFT_TUNING_FILE's replace them at the rank counts it measured. Hierarchical algorithms add up their
-// phases, each priced on the transport it runs over (between the ranks of one host, or between hosts).
+// differ from the others in more than the formula says). The defaults are such measurements, made on the reference
+// box (cost_model.cpp); WEFT_TUNING_FILE's replace them at the rank counts it measured. Hierarchical algorithms
+// add up their phases, each priced on the transport it runs over (between the ranks of one host, or between
+// hosts).
 #pragma once
 
 #include <cstddef>
@@ -30,9 +31,16 @@ namespace weft {
 struct AlphaBeta {
   double alphaUs = 0;        // per step
   double betaNsPerByte = 0;  // per byte of wire factor
+  // Per unit of wire factor, added to the bytes' time: negative where a band's line, extended back to
+  // 0 B, falls below zero (per-byte costs grow across the band as messages leave a cache). Clamping that
+  // latency to 0 instead overpriced the band's first sizes by up to 40 % and lost the algorithm the
+  // measurement favoured (4 ranks over tcp at 2 MiB: Rabenseifner measured 2393 us against the ring's 3078,
+  // priced 3208 against 3096). Zero otherwise.
+  double offsetUs = 0;
 };
 
-// An algorithm's time at p ranks is steps * alpha + wire * n * beta.
+// An algorithm's time at p ranks is steps * alpha + wire * (n * beta + offset), never below zero.
+
 struct CostFactors {
   double steps = 0;
   double wire = 0;
