@@ -25,7 +25,7 @@ unsigned char* allocate(size_t bytes) { return static_cast<unsigned char*>(::ope
 
 // Warm-up first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M,
 // ...), so that none always runs right after the same other one.
-std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options) {
+std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options, bool pause) {
   for (const Side& side : sides)
     for (int i = 0; i < options.warmupIters; ++i) side();
   int rounds = options.rounds, iters = options.itersPerRound();
@@ -37,7 +37,7 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
       // Gloo's background thread keeps a core busy for a while after its last call (measured: Weft's rounds
       // right after Gloo's took a 4 ms scheduler tick more, at 2 ranks on 2 cores); a short sleep lets the
       // previous library's threads go idle before this one's turn.
-      if (nsides > 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (pause && nsides > 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
       // One untimed call first: a library whose threads slept during the other's turn pays for waking up
       // here, not in the timed calls (back-to-back calls, as in a real job, do not pay it).
       sides[s]();
@@ -130,6 +130,34 @@ Row Bench::run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::opt
   measureWeft(row, counts, false, row.outOfPlace);
   if (desc.hasInPlace) measureWeft(row, counts, true, row.inPlace);
   return row;
+}
+
+std::vector<Measure> Bench::runOnComms(const CollDesc& desc, size_t bytes, weftDataType_t type,
+                                       std::optional<weftRedOp_t> op, const std::vector<weftComm_t>& comms) {
+  const CollCounts counts = desc.counts(bytes / typeSize(type), rank_, nranks_);
+  const Row row{&desc, bytes, counts.paramCount, type, desc.hasOp ? op : std::nullopt, -1, {}, {}, {}};
+  std::vector<CallArgs> args(comms.size(), argsFor(row, counts, false));
+  std::vector<Side> sides;
+  for (size_t c = 0; c < comms.size(); ++c) {
+    args[c].comm = comms[c];
+    sides.emplace_back([&, c] { weftCheck(desc.call(args[c]), desc.name, rank_); });
+  }
+  CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
+  fillInput(ctx, send_, counts.sendCount);
+  // Weft alone: no other library's threads to let go idle, and a pause would put every rank to sleep before
+  // each turn (3 to 5 us more per call at 8 B over tcp, measured).
+  const auto times = timeRounds(sides, options_, false);
+  std::vector<Measure> measures(comms.size());
+  for (size_t c = 0; c < comms.size(); ++c) {
+    fillMeasure(measures[c], times[c], algBytes(desc, row.count, typeSize(type), nranks_),
+                desc.busFactor(nranks_));
+    if (!options_.check) continue;
+    fillInput(ctx, send_, counts.sendCount);
+    poisonOutput(ctx, recv_, counts.recvCount);
+    sides[c]();
+    measures[c].wrong = sumOverRanks(static_cast<long long>(countWrong(ctx, recv_)));
+  }
+  return measures;
 }
 
 CallArgs Bench::argsFor(const Row& row, const CollCounts& counts, bool inPlace) {

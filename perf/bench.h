@@ -28,10 +28,11 @@ void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, 
 using Side = std::function<void()>;
 
 // The timing loop the header describes, shared by the sweep (Bench) and --fusion (FusionBench): warm-up, then
-// options.rounds rounds in which every side, in rotating order, sleeps 2 ms (with more than one side), makes
-// one untimed call and then itersPerRound() timed ones. Seconds per call of each side in each round, max
-// across ranks: result[side][round]. Collective over MPI_COMM_WORLD.
-std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options);
+// options.rounds rounds in which every side, in rotating order, sleeps 2 ms (with more than one side, when
+// `pause`), makes one untimed call and then itersPerRound() timed ones. Seconds per call of each side in
+// each round, max across ranks: result[side][round]. Collective over MPI_COMM_WORLD.
+std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options,
+                                            bool pause = true);
 
 struct Measure {
   bool ran = false;     // false: no such form (in-place alltoall/sendrecv), or the peer cannot run it
@@ -73,6 +74,13 @@ class Bench {
   Bench& operator=(const Bench&) = delete;
 
   Row run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::optional<weftRedOp_t> op);
+
+  // Weft out of place on each of `comms` (the same ranks as the Bench's communicator, each made differently:
+  // an algorithm forced, or the tuner left to choose), the communicators taking turns round by round as
+  // the peers do, so that a burst of noise falls on all of them. One Measure per communicator, each checked
+  // (options.check) from fresh inputs.
+  std::vector<Measure> runOnComms(const CollDesc& desc, size_t bytes, weftDataType_t type,
+                                  std::optional<weftRedOp_t> op, const std::vector<weftComm_t>& comms);
 
  private:
   CallArgs argsFor(const Row& row, const CollCounts& counts, bool inPlace);

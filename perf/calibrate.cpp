@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "colls.h"
+#include "forced_comm.h"
 
 namespace commperf {
 namespace {
@@ -16,18 +17,6 @@ namespace {
 // Per-rank contribution sizes measured: latency-bound to bandwidth-bound.
 constexpr size_t kCalibrationSizes[] = {8,         1 << 10, 8 << 10, 64 << 10, 256 << 10,
                                         512 << 10, 1 << 20, 2 << 20, 4 << 20};
-
-struct Candidate {
-  const char* collective;  // commperf's and WEFT_ALGO's name
-  const char* algorithm;
-};
-// Every flat algorithm Weft has (WEFT_ALGO names; hierarchical ones are priced from these).
-constexpr Candidate kCandidates[] = {
-    {"allreduce", "ring"},     {"allreduce", "recursive_doubling"}, {"allreduce", "rabenseifner"},
-    {"reducescatter", "ring"}, {"reducescatter", "rabenseifner"},   {"allgather", "ring"},
-    {"allgather", "bruck"},    {"broadcast", "binomial_tree"},      {"reduce", "binomial_tree"},
-    {"alltoall", "pairwise"},
-};
 
 // "a, b, c" of numbers, for the file and the table.
 std::string joined(const std::vector<double>& values, const char* format) {
@@ -49,24 +38,6 @@ std::string transportName(const Options& options) {
   return "shm";
 }
 
-// A communicator that runs `candidate` for its collective: WEFT_ALGO is read when a communicator is made.
-weftComm_t forcedComm(weftComm_t world, int rank, const Candidate& candidate) {
-  const char* saved = std::getenv("WEFT_ALGO");
-  const std::string previous = saved != nullptr ? saved : "";
-  std::string algo = candidate.collective;  // appended, not added: GCC 12 -O3 warns (-Wrestrict) on a + b + c
-  algo += ':';
-  algo += candidate.algorithm;
-  setenv("WEFT_ALGO", algo.c_str(), 1);
-  weftComm_t comm = nullptr;
-  weftCheck(weftCommSplit(world, 0, rank, &comm), "weftCommSplit (calibration)", rank);
-  if (saved != nullptr) {
-    setenv("WEFT_ALGO", previous.c_str(), 1);
-  } else {
-    unsetenv("WEFT_ALGO");
-  }
-  return comm;
-}
-
 }  // namespace
 
 bool calibrate(weftComm_t world, int rank, int nranks, const Options& options) {
@@ -78,10 +49,11 @@ bool calibrate(weftComm_t world, int rank, int nranks, const Options& options) {
         "bytes per rank\n",
         nranks, transport.c_str());
   }
-  for (const Candidate& candidate : kCandidates) {
-    weftComm_t comm = forcedComm(world, rank, candidate);
-    const CollDesc& desc = *findColl(candidate.collective);
-    std::vector<double> n, us;
+  for (const FlatAlgorithms& collective : flatAlgorithms()) {
+    const std::vector<weftComm_t> comms = splitPerAlgorithm(world, rank, collective, false);
+    const CollDesc& desc = *findColl(collective.collective);
+    std::vector<double> n;
+    std::vector<std::vector<double>> us(comms.size());  // per algorithm, per size
     {
       size_t capacity = 0;
       for (size_t bytes : kCalibrationSizes)
@@ -89,27 +61,34 @@ bool calibrate(weftComm_t world, int rank, int nranks, const Options& options) {
       Peers none;
       Options unchecked = options;
       unchecked.check = false;
-      Bench bench(comm, rank, nranks, unchecked, capacity, none);
+      Bench bench(world, rank, nranks, unchecked, capacity, none);
       for (size_t bytes : kCalibrationSizes) {
         const size_t size = desc.algScalesWithRanks ? bytes * static_cast<size_t>(nranks) : bytes;
-        Row row =
-            bench.run(desc, size, weftFloat32, desc.hasOp ? std::optional<weftRedOp_t>(weftSum) : std::nullopt);
-        n.push_back(
-            static_cast<double>(desc.algScalesWithRanks ? row.size / static_cast<size_t>(nranks) : row.size));
-        us.push_back(row.outOfPlace.minUs);  // the fastest round: noise on a shared machine only adds
+        const std::vector<Measure> measures = bench.runOnComms(
+            desc, size, weftFloat32, desc.hasOp ? std::optional<weftRedOp_t>(weftSum) : std::nullopt, comms);
+        n.push_back(static_cast<double>(bytes));
+        for (size_t a = 0; a < comms.size(); ++a) us[a].push_back(measures[a].timeUs);
       }
     }
-    weftCheck(weftCommDestroy(comm), "weftCommDestroy (calibration)", rank);
+    destroyComms(comms, rank);
     if (rank != 0) continue;
-    const std::string times = joined(us, "%.2f");
-    std::printf("  %-14s %-19s %s\n", candidate.collective, candidate.algorithm, times.c_str());
-    std::string entry = "    {\"transport\": \"" + transport + "\", \"collective\": \"";
-    entry += candidate.collective;
-    entry += "\", \"algorithm\": \"";
-    entry += candidate.algorithm;
-    entry += "\", \"nranks\": " + std::to_string(nranks) + ",\n     \"bytes\": [" + joined(n, "%.0f") +
-             "],\n     \"times_us\": [" + times + "]}";
-    entries.emplace_back(entry);
+    for (size_t a = 0; a < comms.size(); ++a) {
+      const std::string times = joined(us[a], "%.2f");
+      const std::string& algorithm = collective.algorithms[a];
+      std::printf("  %-14s %-19s %s\n", collective.collective, algorithm.c_str(), times.c_str());
+      std::string entry = "    {\"transport\": \"" + transport + "\", \"collective\": \"";
+      entry += collective.collective;
+      entry += "\", \"algorithm\": \"";
+      entry += algorithm;
+      entry += "\", \"nranks\": ";
+      entry += std::to_string(nranks);
+      entry += ",\n     \"bytes\": [";
+      entry += joined(n, "%.0f");
+      entry += "],\n     \"times_us\": [";
+      entry += times;
+      entry += "]}";
+      entries.emplace_back(entry);
+    }
   }
   int ok = 1;
   if (rank == 0) {

@@ -17,6 +17,7 @@
 #include "bench.h"
 #include "bounds.h"
 #include "calibrate.h"
+#include "choices.h"
 #include "colls.h"
 #include "fusion_bench.h"
 #include "info.h"
@@ -104,7 +105,7 @@ ParseResult checkAgainstRun(const Options& options, int nranks) {
 bool outputsWritable(const Options& options, int rank) {
   int ok = 1;
   if (rank == 0) {
-    for (const std::string& path : {options.jsonPath, options.csvPath}) {
+    for (const std::string& path : {options.jsonPath, options.csvPath, options.choicesPath}) {
       if (path.empty()) continue;
       std::FILE* f = std::fopen(path.c_str(), "w");
       if (!f) {
@@ -167,9 +168,11 @@ int main(int argc, char** argv) {
 
   Results results;
   weftComm_t comm = nullptr;
-  if (!options.colls.empty() || !options.fusion.empty() || !options.plan.empty() || !options.calibratePath.empty())
+  if (!options.colls.empty() || !options.fusion.empty() || !options.plan.empty() ||
+      !options.calibratePath.empty() || !options.choicesPath.empty())
     comm = initComm(rank, nranks);
-  if (!options.calibratePath.empty() && !calibrate(comm, rank, nranks, options)) {
+  if ((!options.calibratePath.empty() && !calibrate(comm, rank, nranks, options)) ||
+      (!options.choicesPath.empty() && !checkChoices(comm, rank, nranks, options))) {
     weftCheck(weftCommDestroy(comm), "weftCommDestroy", rank);
     return finish(2);
   }

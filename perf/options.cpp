@@ -27,7 +27,8 @@ enum LongOnly {
   kFusion,
   kPlan,
   kCalibrate,
-  kCalibrateTransport
+  kCalibrateTransport,
+  kChoices
 };
 
 constexpr const char* kGlooAllreduceNames[] = {"ring", "bcube", "ring_chunked", "halving_doubling"};
@@ -55,6 +56,7 @@ const option kLongOptions[] = {
     {"plan", required_argument, nullptr, kPlan},
     {"calibrate", required_argument, nullptr, kCalibrate},
     {"calibrate-transport", required_argument, nullptr, kCalibrateTransport},
+    {"choices", required_argument, nullptr, kChoices},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -196,6 +198,10 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         if (arg.empty()) return error("--calibrate-transport needs a transport name");
         options.calibrateTransport = arg;
         break;
+      case kChoices:
+        if (arg.empty()) return error("--choices needs a file name");
+        options.choicesPath = arg;
+        break;
       case kPeer: {
         std::string message;
         if (!parsePeerList(arg, options.peers, message)) return error(message);
@@ -245,13 +251,13 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
     }
   }
   if (optind < argc) return error(std::string("unexpected argument '") + argv[optind] + "'");
-  // --fusion and --plan run their cases instead of the size sweep, unless --coll asks for both.
-  // --fusion, --plan and --calibrate run their cases instead of the size sweep, unless --coll asks for both.
-  if ((!options.fusion.empty() || !options.plan.empty() || !options.calibratePath.empty()) && !collGiven)
-    options.colls.clear();
-  if (options.colls.empty() && !options.bounds && options.fusion.empty() && options.plan.empty() &&
-      options.calibratePath.empty())
-    return error("--coll none runs nothing without --bounds, --fusion, --plan or --calibrate");
+  // --fusion, --plan, --calibrate and --choices run their cases instead of the size sweep, unless --coll asks
+  // for both.
+  const bool ownCases = !options.fusion.empty() || !options.plan.empty() || !options.calibratePath.empty() ||
+                        !options.choicesPath.empty();
+  if (ownCases && !collGiven) options.colls.clear();
+  if (options.colls.empty() && !options.bounds && !ownCases)
+    return error("--coll none runs nothing without --bounds, --fusion, --plan, --calibrate or --choices");
   if (options.minBytes > options.maxBytes) return error("--minbytes is larger than --maxbytes");
   if (options.minBytes == 0 && options.stepFactor > 1)
     return error("--minbytes 0 needs --stepfactor 1 (a factor never grows 0)");
@@ -294,6 +300,9 @@ std::string usage(const char* program) {
       "                             the tuning file WEFT_TUNING_FILE loads (docs/tuning.md)\n"
       "      --calibrate-transport <name>  the transport those entries are for (default: WEFT_PLUGINS when it\n"
       "                             names one transport, else shm)\n"
+      "      --choices <file>       time the tuner's choice against every algorithm forced (allreduce,\n"
+      "                             reducescatter, allgather; the sweep's sizes), taking turns in one launch;\n"
+      "                             write the figures to file as JSON (perf/tuning/check_choices.py)\n"
       "      --json <file>          also write every figure as JSON to file\n"
       "      --csv <file>           also write every figure as CSV to file\n"
       "  -h, --help                 this text\n";

@@ -47,6 +47,7 @@ struct Options {
   std::string csvPath;             // empty: no CSV
   std::string calibratePath;       // --calibrate: write a tuning file there (calibrate.h); empty: no calibration
   std::string calibrateTransport;  // --calibrate-transport: the transport the file's entries are for
+  std::string choicesPath;         // --choices: time the tuner against every algorithm forced (choices.h)
   std::string commandLine;
 
   // Iterations in one round: iters spread over rounds, rounded up.

@@ -33,6 +33,8 @@ def main():
         (["-b", "2K", "-e", "1K"], "--minbytes is larger than --maxbytes"),
         (["--json", "/nonexistent-dir/x.json", "-e", "8"], "cannot write /nonexistent-dir/x.json"),
         (["--csv", "/nonexistent-dir/x.csv", "-e", "8"], "cannot write /nonexistent-dir/x.csv"),
+        (["--choices", "/nonexistent-dir/c.json"], "cannot write /nonexistent-dir/c.json"),
+        (["--choices"], "needs an argument"),
         (["stray"], "unexpected argument 'stray'"),
         (["--csv"], "needs an argument"),
         (["--fusion", "1000"], "invalid --fusion '1000'"),
