@@ -75,9 +75,12 @@ size_t planThreads(const weftComm& comm, size_t lanes) {
   if (setting >= 0) {
     threads = static_cast<size_t>(setting);
   } else {
-    const size_t usable = std::max<size_t>(1, topology::usableCores());
-    const size_t ranksHere = comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank)).size();
-    threads = std::max<size_t>(1, usable / std::max<size_t>(1, ranksHere)) - 1;
+    // The rank's share of the CPUs its host's ranks may run on between them, and never more than it may
+    // run on itself.
+    const size_t own = std::max<size_t>(1, topology::usableCores());
+    const size_t ranksHere = std::max<size_t>(1, comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank)).size());
+    const size_t share = comm.hostCpus > 0 ? comm.hostCpus / ranksHere : own / ranksHere;
+    threads = std::max<size_t>(1, std::min(own, share)) - 1;
   }
   return std::min(threads, lanes > 0 ? lanes - 1 : 0);
 }

@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -107,6 +109,30 @@ size_t usableCores() {
   const long usable =
       sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
   return usable > 0 ? static_cast<size_t>(usable) : 0;
+}
+
+std::vector<uint64_t> usableCpuMask() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return {};
+  std::vector<uint64_t> mask((CPU_SETSIZE + 63) / 64, 0);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &cpus)) mask[cpu / 64] |= uint64_t{1} << (cpu % 64);
+  }
+  while (!mask.empty() && mask.back() == 0) mask.pop_back();
+  return mask;
+}
+
+size_t cpusCovered(const std::vector<const std::vector<uint64_t>*>& masks) {
+  std::vector<uint64_t> all;
+  for (const std::vector<uint64_t>* mask : masks) {
+    if (mask->empty()) return 0;
+    all.resize(std::max(all.size(), mask->size()), 0);
+    for (size_t w = 0; w < mask->size(); ++w) all[w] |= (*mask)[w];
+  }
+  size_t count = 0;
+  for (uint64_t word : all) count += static_cast<size_t>(std::popcount(word));
+  return count;
 }
 
 }  // namespace weft::topology

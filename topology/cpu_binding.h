@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace weft::topology {
 
@@ -17,5 +19,13 @@ void bindThisThreadNearProcess(const char* threadName);
 // The CPUs the calling thread may run on (its affinity mask; the online CPUs when that cannot be read); 0 when
 // neither can be known.
 size_t usableCores();
+
+// The same CPUs as a mask of 64-bit words (CPU i is bit i % 64 of word i / 64), trailing zero words left
+// out; empty when the affinity cannot be read. Ranks of a host exchange these at communicator creation
+// to tell whether they outnumber the CPUs they may run on between them (cpusCovered).
+std::vector<uint64_t> usableCpuMask();
+
+// How many distinct CPUs the masks cover together; 0 when one of them is empty (not known).
+size_t cpusCovered(const std::vector<const std::vector<uint64_t>*>& masks);
 
 }  // namespace weft::topology

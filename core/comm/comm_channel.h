@@ -69,8 +69,10 @@ class CommChannel : public Channel {
 };
 
 // How many passes over its transfers a waiting CommChannel makes before it yields its core
-// (weftComm::spinRounds), for a host running ranksOnHost of the communicator's ranks.
-int waitSpinRounds(size_t ranksOnHost);
+// (weftComm::spinRounds), for a host running ranksOnHost of the communicator's ranks on hostCpus CPUs
+// between them (0: not known, taken as enough).
+int waitSpinRounds(size_t ranksOnHost, size_t hostCpus);
+constexpr int kWaitSpinAlone = 64, kWaitSpinShared = 8;
 
 // Every rank's fixed-size record (a plain struct of integers), in rank order, through the communicator's own
 // AllGather: how core exchanges setup and check records. The caller holds the turn; `operation` names it in

@@ -15,6 +15,7 @@
 #include "core/common/error.h"
 #include "core/common/log.h"
 #include "core/plugins/registry.h"
+#include "topology/cpu_binding.h"
 #include "topology/host.h"
 
 namespace weft {
@@ -37,7 +38,7 @@ std::unique_ptr<weftComm> prepare(uint64_t token, int rank, int nranks) {
 }
 
 PeerInfo describe(const weftComm& comm) {
-  return {comm.hostId, static_cast<int>(getpid()), comm.connections->handles()};
+  return {comm.hostId, static_cast<int>(getpid()), comm.connections->handles(), topology::usableCpuMask()};
 }
 
 // What the tuner weighs: how the ranks sit on hosts and which transports join them.
@@ -65,11 +66,20 @@ void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   for (const PeerInfo& peer : comm.peers) hostIds.push_back(peer.hostId);
   comm.hosts = HostLayout::fromHostIds(hostIds);
   comm.tuner.setShape(shapeOf(comm));
-  comm.spinRounds = waitSpinRounds(comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank)).size());
+  // Whether the ranks of this host outnumber the CPUs they may run on between them: each rank's own mask
+  // alone would take ranks bound to a core each (mpirun's default at 2 ranks) for ranks sharing one.
+  const std::vector<int>& hostRanks = comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank));
+  std::vector<const std::vector<uint64_t>*> masks;
+  masks.reserve(hostRanks.size());
+  for (int r : hostRanks) masks.push_back(&comm.peers[r].cpuMask);
+  comm.hostCpus = topology::cpusCovered(masks);
+  comm.spinRounds = waitSpinRounds(hostRanks.size(), comm.hostCpus);
   comm.sentTo.assign(comm.nranks, 0);
   comm.receivedFrom.assign(comm.nranks, 0);
   comm.control = std::make_unique<ControlChannel>(comm);
-  log::info("communicator ready: rank {} of {} ({} hosts)", comm.rank, comm.nranks, comm.hosts.numHosts());
+  log::info("communicator ready: rank {} of {} ({} hosts; {} ranks on {} CPUs here{})", comm.rank, comm.nranks,
+            comm.hosts.numHosts(), hostRanks.size(), comm.hostCpus,
+            comm.spinRounds < kWaitSpinAlone ? ": waits give the CPU away early" : "");
 }
 
 // Split exchanges fixed-size records through the parent's AllGather.

@@ -8,6 +8,9 @@
 namespace weft {
 namespace {
 
+// CPU masks up to glibc's CPU_SETSIZE (1024 CPUs).
+constexpr uint32_t kMaxCpuMaskWords = 16;
+
 class Writer {
  public:
   explicit Writer(Blob& out) : out_(out) {}
@@ -43,7 +46,7 @@ class Reader {
   }
   void bytes(void* p, size_t n) {
     if (n > in_.size() - offset_) fail(weftRemoteError, "peer info is truncated");
-    std::memcpy(p, in_.data() + offset_, n);
+    if (n > 0) std::memcpy(p, in_.data() + offset_, n);  // p may be null then (an empty vector's data())
     offset_ += n;
   }
 
@@ -64,6 +67,8 @@ Blob encodePeerInfo(const PeerInfo& info) {
     w.text(t.name);
     w.bytes(t.handle.data(), t.handle.size());
   }
+  w.u32(static_cast<uint32_t>(info.cpuMask.size()));
+  w.bytes(info.cpuMask.data(), info.cpuMask.size() * sizeof(uint64_t));
   return blob;
 }
 
@@ -79,6 +84,10 @@ PeerInfo decodePeerInfo(const Blob& blob) {
     t.name = r.text();
     r.bytes(t.handle.data(), t.handle.size());
   }
+  const uint32_t words = r.u32();
+  if (words > kMaxCpuMaskWords) fail(weftRemoteError, "peer info: a CPU mask of {} words", words);
+  info.cpuMask.resize(words);
+  r.bytes(info.cpuMask.data(), words * sizeof(uint64_t));
   return info;
 }
 

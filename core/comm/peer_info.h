@@ -1,7 +1,9 @@
-// What each rank tells the others at bootstrap: its host, its pid, and a listen handle per transport.
+// What each rank tells the others at bootstrap: its host, its pid, a listen handle per transport, and the
+// CPUs it may run on.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ struct PeerInfo {
   std::string hostId;
   int pid = 0;
   std::vector<TransportHandle> transports;
+  std::vector<uint64_t> cpuMask;  // the CPUs it may run on (topology::usableCpuMask); empty: not known
 };
 
 Blob encodePeerInfo(const PeerInfo& info);

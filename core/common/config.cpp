@@ -31,8 +31,9 @@ const std::vector<Variable>& variables() {
       {"WEFT_STREAM_CAPACITY", "3", "plans: compiled operations one stream carries (read at weftPlanEnd)"},
       {"WEFT_MAX_STREAMS", "64", "plans: the most streams a plan may need (read at weftPlanEnd)"},
       {"WEFT_PLAN_THREADS", "-1",
-       "plans: threads a plan runs its streams on besides the launching one; -1: the cores this rank may use per "
-       "rank on its host, less one (read at weftPlanEnd)"},
+       "plans: threads a plan runs its streams on besides the launching one; -1: the CPUs its host's ranks may "
+       "use "
+       "per rank, less one (read at weftPlanEnd)"},
       {"WEFT_SOCKET_IFNAME", nullptr,
        "interfaces for bootstrap and tcp: comma list of name prefixes, ^ excludes, = exact match"},
       {"WEFT_SOCKET_BUFFER", "4194304", "tcp socket send/receive buffer bytes (0: the kernel's autotuning)"},

@@ -14,6 +14,7 @@
 
 #include "shm_cma.h"
 #include "shm_context.h"
+#include "shm_log.h"
 #include "shm_socket.h"
 
 namespace weft::shm {
@@ -21,8 +22,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kAddressMagic = 0x4e4d5357;      // "WSMN"
-constexpr uint32_t kAddressVersion = 2;             // 2: 32 staging slots and 128 step lines (was 8 and 32)
+constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
+// 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask.
+constexpr uint32_t kAddressVersion = 3;
 constexpr size_t kControlBytes = size_t{5} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
@@ -37,6 +39,10 @@ struct NodeAddress {
   uint64_t cookie;
   uint64_t controlAddr;  // where the segment is mapped in the owner: read with CMA to test it
   uint32_t cma;          // 1 when this rank may use CMA
+  // The CPUs this rank may run on: CPU i is bit i % 64 of word i / 64, for the first 512 CPUs; the ones
+  // beyond are only counted (in the union, as if no other rank had them).
+  uint32_t cpusBeyondMask;
+  uint64_t cpuMask[8];
 };
 static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
 
@@ -55,6 +61,20 @@ inline void cpuRelax() {
 }
 
 std::string errnoText(int err) { return std::strerror(err); }
+
+// How many CPUs the ranks may run on between them (each rank's affinity, as its address tells): more ranks
+// than that, and a spinning rank holds the CPU of a rank it waits for (taskset, cgroup cpusets, a Slurm
+// allocation smaller than its tasks), while ranks bound to a CPU each (mpirun --bind-to core) may spin.
+size_t cpusBetween(const std::vector<NodeAddress>& all) {
+  size_t count = 0;
+  for (size_t w = 0; w < 8; ++w) {
+    uint64_t word = 0;
+    for (const NodeAddress& a : all) word |= a.cpuMask[w];
+    count += static_cast<size_t>(__builtin_popcountll(word));
+  }
+  for (const NodeAddress& a : all) count += a.cpusBeyondMask;
+  return count;
+}
 
 }  // namespace
 
@@ -86,6 +106,7 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
       reduceKernel_(info.reduce),
       aborted_(info.aborted),
       hostComm_(info.hostComm),
+      logHost_(ctx->host()),
       stageBytes_(ctx->settings().stageBytes),
       reduceAllBytes_(ctx->settings().reduceAllBytes),
       cma_(ctx->cmaEnabled()),
@@ -100,8 +121,6 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
   }
   mine()->doorbell.magic = kDoorbellMagic;
   mine()->cookie = cookie;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  spin_ = cpus >= nranks_;
 }
 
 NodeComm::~NodeComm() {
@@ -120,6 +139,18 @@ void NodeComm::address(void* out) const {
   a.cookie = mine()->cookie;
   a.controlAddr = reinterpret_cast<uint64_t>(mine());
   a.cma = cma_ ? 1 : 0;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &cpus)) continue;
+      if (cpu < 64 * 8) {
+        a.cpuMask[cpu / 64] |= uint64_t{1} << (cpu % 64);
+      } else {
+        ++a.cpusBeyondMask;
+      }
+    }
+  }
   std::memset(out, 0, WEFT_BACKEND_ADDRESS_BYTES);
   std::memcpy(out, &a, sizeof a);
 }
@@ -143,6 +174,12 @@ bool NodeComm::connect(const unsigned char* addresses) {
   }
   // Which sizes go by CMA must be decided alike on every rank: only when every rank allows it.
   cma_ = cmaEverywhere;
+  const size_t cpus = cpusBetween(all);
+  spin_ = cpus >= static_cast<size_t>(nranks_);
+  if (rank_ == 0) {
+    logf(logHost_, weftLogDebug, "node backend: %d ranks on %zu CPUs between them: %s", nranks_, cpus,
+         spin_ ? "waits spin a while" : "waits yield at once");
+  }
   for (int r = 0; r < nranks_; ++r) {
     if (r == rank_) continue;
     const NodeAddress& a = all[r];

@@ -159,6 +159,7 @@ class NodeComm {
   void (*reduceKernel_)(void*, const void*, const void*, size_t, weftDataType_t, weftRedOp_t);
   int (*aborted_)(const void*);
   const void* hostComm_;
+  const weftPluginHost_v1* logHost_;  // for the log lines of connect
   // Throws when Weft aborted the communicator.
   void checkAborted() const;
   size_t stageBytes_;

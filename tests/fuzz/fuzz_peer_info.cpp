@@ -1,7 +1,7 @@
 // The blob each rank sends at bootstrap (core/comm/peer_info.cpp decodePeerInfo), as another rank receives
 // it. An accepted blob stays within the decoder's bounds (strings of at most 1024 bytes, at most 16
-// transports), and re-encoding what was decoded gives the blob's own bytes (the decoder ignores what follows
-// them), which decode to the same peer info.
+// transports, CPU masks of at most 16 words), and re-encoding what was decoded gives the blob's own bytes (the
+// decoder ignores what follows them), which decode to the same peer info.
 #include <algorithm>
 
 #include "core/comm/peer_info.h"
@@ -10,7 +10,9 @@
 namespace {
 
 bool same(const weft::PeerInfo& a, const weft::PeerInfo& b) {
-  if (a.hostId != b.hostId || a.pid != b.pid || a.transports.size() != b.transports.size()) return false;
+  if (a.hostId != b.hostId || a.pid != b.pid || a.transports.size() != b.transports.size() ||
+      a.cpuMask != b.cpuMask)
+    return false;
   for (size_t i = 0; i < a.transports.size(); ++i) {
     if (a.transports[i].name != b.transports[i].name || a.transports[i].handle != b.transports[i].handle)
       return false;
@@ -24,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const weft::Blob blob(data, data + size);
   weft::PeerInfo info;
   if (!weft::fuzz::accepts(weftRemoteError, [&] { info = weft::decodePeerInfo(blob); })) return 0;
-  FUZZ_CHECK(info.hostId.size() <= 1024 && info.transports.size() <= 16);
+  FUZZ_CHECK(info.hostId.size() <= 1024 && info.transports.size() <= 16 && info.cpuMask.size() <= 16);
   for (const weft::TransportHandle& t : info.transports) FUZZ_CHECK(t.name.size() <= 1024);
   const weft::Blob encoded = weft::encodePeerInfo(info);
   FUZZ_CHECK(encoded.size() <= blob.size() && std::equal(encoded.begin(), encoded.end(), blob.begin()));
