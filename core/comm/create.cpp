@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "core/algorithms/algorithms.h"
 #include "core/bootstrap/bootstrap.h"
@@ -77,8 +78,9 @@ void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   comm.sentTo.assign(comm.nranks, 0);
   comm.receivedFrom.assign(comm.nranks, 0);
   comm.control = std::make_unique<ControlChannel>(comm);
+  const std::string cpus = comm.hostCpus > 0 ? std::to_string(comm.hostCpus) : "unknown";
   log::info("communicator ready: rank {} of {} ({} hosts; {} ranks on {} CPUs here{})", comm.rank, comm.nranks,
-            comm.hosts.numHosts(), hostRanks.size(), comm.hostCpus,
+            comm.hosts.numHosts(), hostRanks.size(), cpus,
             comm.spinRounds < kWaitSpinAlone ? ": waits give the CPU away early" : "");
 }
 

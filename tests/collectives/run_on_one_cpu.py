@@ -25,7 +25,8 @@ def main():
         sys.exit(77)
     cpu = min(os.sched_getaffinity(0))
     command = ["taskset", "-c", str(cpu)] + mpirun + ["-x", "WEFT_LOG_LEVEL=debug", "-np", "3", test, "--section",
-                                                      "collectives", "--algo", "default"]
+                                                      "collectives", "--algo", "default", "--counts",
+                                                      "0,1,7,1000,262147"]
     run = subprocess.run(command, capture_output=True, text=True, timeout=900)
     log = run.stdout + run.stderr
     if run.returncode != 0:

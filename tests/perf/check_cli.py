@@ -6,6 +6,7 @@ Usage: check_cli.py COMMPERF GLOO_BUILT(0|1) MPIRUN...
 """
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 CRASH_SIGNS = ("Segmentation", "core dumped", "terminate called", "MPI_ABORT", "Aborted", "signal")
 
@@ -54,11 +55,19 @@ def main():
         cases.append((["--peer", "gloo"], "built without Gloo"))
         cases.append((["--peer", "mpi,gloo"], "built without Gloo"))
     problems = []
-    for args, message in cases:
-        cmd = mpirun + ["-np", "2", commperf] + args
+
+    def launch(args):
+        """One 2-rank launch; most of its second is mpirun starting up, so three run at once."""
         try:
-            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+            return subprocess.run(mpirun + ["-np", "2", commperf] + args, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
         except subprocess.TimeoutExpired:
+            return None
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        runs = list(pool.map(launch, [args for args, _ in cases]))
+    for (args, message), done in zip(cases, runs):
+        if done is None:
             problems.append(f"{args}: hung")
             continue
         errors = [line for line in done.stderr.splitlines() if line.startswith("commperf: error:")]
