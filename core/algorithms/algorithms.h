@@ -22,6 +22,13 @@ namespace weft {
 
 class HostLayout;
 
+// One call of a fused operation: its buffers and its count.
+struct FusedCall {
+  const void* sendbuff;
+  void* recvbuff;  // == sendbuff in place, otherwise apart from every buffer of the operation
+  size_t count;
+};
+
 struct CollArgs {
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
@@ -29,6 +36,9 @@ struct CollArgs {
   weftDataType_t type = weftFloat32;
   weftRedOp_t op = weftSum;
   int root = 0;
+  // Set on a fused AllReduce run by the ring (its only reader): the vector is these calls' buffers end to
+  // end, count their total, and sendbuff and recvbuff are unused (vector_layout.h).
+  std::span<const FusedCall> calls = {};
 };
 
 void allReduceRing(const CollArgs& args, Channel& channel);

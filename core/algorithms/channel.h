@@ -17,6 +17,12 @@ struct Request {
   bool isRecv = false;
 };
 
+// One buffer of a vectored message (Channel::isendv/irecvv).
+struct BufferPiece {
+  void* data;
+  size_t bytes;
+};
+
 class Channel {
  public:
   virtual ~Channel() = default;
@@ -27,6 +33,12 @@ class Channel {
   // unmatched send from that peer. A receive must name exactly the size of the matching send.
   virtual Request isend(int peer, const void* data, size_t bytes) = 0;
   virtual Request irecv(int peer, void* data, size_t bytes) = 0;
+
+  // A message gathered from (isendv) or scattered into (irecvv) several buffers in order: the same message as
+  // one of their concatenation, so it matches a plain irecv or isend of the total size on the other side.
+  // The list need not outlive the call; the buffers must, as for isend and irecv.
+  virtual Request isendv(int peer, std::span<const BufferPiece> pieces) = 0;
+  virtual Request irecvv(int peer, std::span<const BufferPiece> pieces) = 0;
 
   // Waits until every request is complete. Throws weft::Error on failure (timeout, dead peer, a message
   // of the wrong size). Requests are consumed.

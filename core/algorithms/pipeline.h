@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <span>
 
 #include "core/algorithms/channel.h"
 #include "core/algorithms/small_vector.h"
@@ -46,6 +47,11 @@ struct PendingRecv {
     posted = bytes != 0;
     if (posted) request = channel.irecv(peer, data, bytes);
   }
+  // The same as one vectored message of `bytes` in all.
+  void post(Channel& channel, int peer, std::span<const BufferPiece> pieces, size_t bytes) {
+    posted = bytes != 0;
+    if (posted) request = channel.irecvv(peer, pieces);
+  }
 };
 
 // The sends a rank has outstanding, waited for together with its receives (see the top of this file).
@@ -57,6 +63,9 @@ class SendQueue {
 
   void post(int peer, const void* data, size_t bytes) {
     if (bytes != 0) requests_.push_back(channel_.isend(peer, data, bytes));
+  }
+  void post(int peer, std::span<const BufferPiece> pieces, size_t bytes) {
+    if (bytes != 0) requests_.push_back(channel_.isendv(peer, pieces));
   }
 
   // Waits for `recv` and every outstanding send.

@@ -17,6 +17,9 @@
 // both phases on the next kSegmentsInFlight segments of every block, which keeps the sends of a round's
 // first step within the receiver's window (pipeline.h).
 //
+// A fused AllReduce's calls (CollArgs::calls) run the same steps over their own buffers: segments that span
+// calls go as vectored messages, and each call's part is reduced where it lies (vector_layout.h).
+//
 // Wire, per rank: 2(p-1) steps of n/p bytes, 2(p-1)/p * n in all (n = vector bytes), in segments.
 #include <algorithm>
 #include <array>
@@ -26,6 +29,7 @@
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
+#include "core/algorithms/vector_layout.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -42,7 +46,8 @@ class RingAllReduce {
         blocks_(args.count, p_),
         segmentsPerBlock_(ceilDiv(blocks_.largest(), segmentElements(elemSize_))),
         slotBytes_(ceilDiv(blocks_.largest(), segmentsPerBlock_) * elemSize_),
-        slots_(static_cast<char*>(channel.scratch(0, kSegmentsInFlight * slotBytes_))) {}
+        slots_(static_cast<char*>(channel.scratch(0, kSegmentsInFlight * slotBytes_))),
+        layout_(args) {}
 
   void run() {
     for (size_t first = 0; first < segmentsPerBlock_; first += kSegmentsInFlight) {
@@ -81,27 +86,26 @@ class RingAllReduce {
     auto postRecv = [&](size_t i) {
       const size_t step = i / m;
       const Range range = segmentOf(receivedBlock(step), first + i % m);
-      void* target = step < reduceSteps ? slotOf(i) : elementAt(args_.recvbuff, range.offset, elemSize_);
-      window[i % inFlight].post(channel_, left, target, range.count * elemSize_);
+      if (step < reduceSteps) {
+        window[i % inFlight].post(channel_, left, slotOf(i), range.count * elemSize_);
+      } else {
+        layout_.receive(window[i % inFlight], channel_, left, range.offset, range.count);
+      }
     };
 
     SendQueue sends(channel_);
     for (size_t i = 0; i < inFlight; ++i) postRecv(i);
     for (size_t k = 0; k < m; ++k) {  // m <= inFlight: within the right neighbour's window
       const Range range = segmentOf(sentBlock(0), first + k);
-      sends.post(right, elementAt(args_.sendbuff, range.offset, elemSize_), range.count * elemSize_);
+      layout_.send(sends, right, false, range.offset, range.count);
     }
     for (size_t i = 0; i < messages; ++i) {
       const size_t step = i / m;
       const Range range = segmentOf(receivedBlock(step), first + i % m);
       sends.waitWith(window[i % inFlight]);
       if (range.count != 0) {
-        char* result = elementAt(args_.recvbuff, range.offset, elemSize_);
-        if (step < reduceSteps) {
-          reduce(result, elementAt(args_.sendbuff, range.offset, elemSize_), slotOf(i), range.count, args_.type,
-                 args_.op);
-        }
-        if (step + 1 < totalSteps) sends.post(right, result, range.count * elemSize_);
+        if (step < reduceSteps) layout_.reduceInto(range.offset, range.count, slotOf(i));
+        if (step + 1 < totalSteps) layout_.send(sends, right, true, range.offset, range.count);
       }
       // The slot of message i has been consumed; it takes message i + inFlight.
       if (i + inFlight < messages) postRecv(i + inFlight);
@@ -118,6 +122,7 @@ class RingAllReduce {
   const size_t segmentsPerBlock_;
   const size_t slotBytes_;  // reduce-scatter segments arrive in scratch; allgather ones in recvbuff
   char* const slots_;
+  VectorLayout layout_;
 };
 
 }  // namespace
@@ -125,9 +130,11 @@ class RingAllReduce {
 void allReduceRing(const CollArgs& args, Channel& channel) {
   if (args.count == 0) return;
   if (channel.size() == 1) {
-    if (args.sendbuff != args.recvbuff) {
-      std::memcpy(args.recvbuff, args.sendbuff, args.count * dataTypeSize(args.type));
-    }
+    auto copy = [&](const void* from, void* to, size_t count) {
+      if (from != to) std::memcpy(to, from, count * dataTypeSize(args.type));
+    };
+    if (args.calls.empty()) copy(args.sendbuff, args.recvbuff, args.count);
+    for (const FusedCall& call : args.calls) copy(call.sendbuff, call.recvbuff, call.count);
     return;
   }
   RingAllReduce(args, channel).run();

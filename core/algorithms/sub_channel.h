@@ -27,6 +27,12 @@ class SubChannel final : public Channel {
     return parent_.isend(member(peer), data, bytes);
   }
   Request irecv(int peer, void* data, size_t bytes) override { return parent_.irecv(member(peer), data, bytes); }
+  Request isendv(int peer, std::span<const BufferPiece> pieces) override {
+    return parent_.isendv(member(peer), pieces);
+  }
+  Request irecvv(int peer, std::span<const BufferPiece> pieces) override {
+    return parent_.irecvv(member(peer), pieces);
+  }
   void waitAll(std::span<Request> requests) override { parent_.waitAll(requests); }
   void* scratch(int slot, size_t bytes) override { return parent_.scratch(slot, bytes); }
 

@@ -180,6 +180,30 @@ void runCollective(const Op& op) {
   finishAverage(op, op.args);
 }
 
+bool runRingOnCallBuffers(const Op& op) {
+  weftComm& comm = *op.comm;
+  if (comm.nranks == 1 || op.args.count == 0 || runsOnBackend(op)) return false;
+  // Packing costs two copies of the vector, more than the bandwidth algorithms differ by at these sizes.
+  const Algorithm chosen = comm.tuner.choose(Collective::AllReduce, decisionBytes(op.args));
+  if (chosen != Algorithm::Ring && chosen != Algorithm::Rabenseifner) return false;
+  std::vector<FusedCall>& calls = laneOf(comm).fusedCalls;
+  calls.clear();
+  for (const Op& m : *op.members) calls.push_back({m.args.sendbuff, m.args.recvbuff, m.args.count});
+  CollArgs args = op.args;
+  if (args.op == weftAvg) args.op = weftSum;
+  args.calls = calls;
+  log::trace("{} of {} x {} over {} calls' buffers with ring", opName(op.kind), args.count,
+             dataTypeName(args.type), calls.size());
+  CommChannel channel(comm, kCollectiveChannel, collectiveName(Collective::AllReduce));
+  if (comm.hosts.contiguous()) {
+    allReduceRing(args, channel);
+  } else {
+    ringInHostOrder(Collective::AllReduce, args, channel, comm.hosts);
+  }
+  for (const Op& m : *op.members) finishAverage(m, m.args);
+  return true;
+}
+
 void pinAlgorithm(Op& op) {
   if (op.members || op.comm->nranks == 1 || op.kind == OpKind::Barrier || isPointToPoint(op) || runsOnBackend(op))
     return;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/algorithms/channel.h"
+#include "weft/plugin.h"
 
 namespace weft {
 
@@ -23,6 +24,12 @@ struct ChannelTransfer {
   void* request = nullptr;  // the transport's, once started
   bool started = false;
   bool done = false;
+  // A vectored message (CommChannel::isendv/irecvv): its buffers, handed to the transport's vectored calls
+  // (`vectored`); over a transport without them, the message goes through `bounce` (data) instead, packed at
+  // posting or scattered into the buffers once received.
+  bool vectored = false;
+  std::vector<weftTransportIov_v1> pieces;
+  std::vector<unsigned char> bounce;
 };
 
 struct ChannelStorage {

@@ -66,24 +66,72 @@ uint32_t CommChannel::nextTag(int peer, bool isRecv) {
   return isRecv ? comm_.receivedFrom[peer]++ : comm_.sentTo[peer]++;
 }
 
-Request CommChannel::isend(int peer, const void* data, size_t bytes) {
+CommChannel::Transfer& CommChannel::newTransfer(int peer, bool isRecv, void* data, size_t bytes) {
   if (peer < 0 || peer >= comm_.nranks) {
-    fail(weftInternalError, "{}: send to rank {} of {}", operation(), peer, comm_.nranks);
+    fail(weftInternalError, "{}: {} rank {} of {}", operation(), isRecv ? "receive from" : "send to", peer,
+         comm_.nranks);
   }
-  return post(Transfer{peer, false, const_cast<void*>(data), bytes, nextTag(peer, false)});
+  if (store_.used == store_.transfers.size()) store_.transfers.emplace_back();
+  Transfer& t = store_.transfers[store_.used++];
+  // Field by field: the vectors keep their capacity from earlier operations.
+  t.peer = peer;
+  t.isRecv = isRecv;
+  t.data = data;
+  t.bytes = bytes;
+  t.tag = nextTag(peer, isRecv);
+  t.connection = t.request = nullptr;
+  t.started = t.done = t.vectored = false;
+  t.pieces.clear();
+  return t;
+}
+
+Request CommChannel::isend(int peer, const void* data, size_t bytes) {
+  return post(newTransfer(peer, false, const_cast<void*>(data), bytes));
 }
 
 Request CommChannel::irecv(int peer, void* data, size_t bytes) {
-  if (peer < 0 || peer >= comm_.nranks) {
-    fail(weftInternalError, "{}: receive from rank {} of {}", operation(), peer, comm_.nranks);
-  }
-  return post(Transfer{peer, true, data, bytes, nextTag(peer, true)});
+  return post(newTransfer(peer, true, data, bytes));
 }
 
-Request CommChannel::post(Transfer transfer) {
-  if (store_.used == store_.transfers.size()) store_.transfers.emplace_back();
-  Transfer& t = store_.transfers[store_.used++];
-  t = transfer;
+Request CommChannel::isendv(int peer, std::span<const BufferPiece> pieces) {
+  return postVectored(peer, false, pieces);
+}
+
+Request CommChannel::irecvv(int peer, std::span<const BufferPiece> pieces) {
+  return postVectored(peer, true, pieces);
+}
+
+Request CommChannel::postVectored(int peer, bool isRecv, std::span<const BufferPiece> pieces) {
+  size_t bytes = 0;
+  for (const BufferPiece& piece : pieces) bytes += piece.bytes;
+  Transfer& t = newTransfer(peer, isRecv, nullptr, bytes);
+  for (const BufferPiece& piece : pieces) t.pieces.push_back({piece.data, piece.bytes});
+  t.vectored = peer != comm_.rank && comm_.connections->vecOps(peer) != nullptr;
+  if (!t.vectored) {
+    t.bounce.resize(bytes);
+    t.data = t.bounce.data();
+    if (!isRecv) {
+      unsigned char* to = t.bounce.data();
+      for (const BufferPiece& piece : pieces) {
+        if (piece.bytes != 0) std::memcpy(to, piece.data, piece.bytes);
+        to += piece.bytes;
+      }
+      t.pieces.clear();  // sent from the bounce buffer like any message
+    }
+  }
+  return post(t);
+}
+
+void CommChannel::scatterBounce(Transfer& t) {
+  if (t.vectored || t.pieces.empty()) return;
+  const unsigned char* from = t.bounce.data();
+  for (const weftTransportIov_v1& piece : t.pieces) {
+    if (piece.size != 0) std::memcpy(piece.data, from, piece.size);
+    from += piece.size;
+  }
+}
+
+Request CommChannel::post(Transfer& t) {
   // Start now unless an older message of the same queue is still waiting for its connection.
   if (store_.unstarted[queueOf(t)] > 0 || !start(t)) ++store_.unstarted[queueOf(t)];
   if (!t.done) store_.active.push_back(&t);
@@ -106,6 +154,7 @@ bool CommChannel::start(Transfer& t) {
     }
     if (t.bytes > 0) std::memcpy(t.data, queue.front().data(), t.bytes);
     queue.pop_front();
+    scatterBounce(t);
     t.started = t.done = true;
     return true;
   }
@@ -114,9 +163,17 @@ bool CommChannel::start(Transfer& t) {
         t.isRecv ? comm_.connections->tryRecv(t.peer, channel_) : comm_.connections->trySend(t.peer, channel_);
     if (t.connection == nullptr) return false;
   }
-  const weftTransportOps_v1& ops = comm_.connections->ops(t.peer);
-  weftResult_t r = t.isRecv ? ops.irecv(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request)
-                            : ops.isend(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request);
+  weftResult_t r;
+  if (t.vectored) {
+    const weftTransportVecOps_v1& vec = *comm_.connections->vecOps(t.peer);
+    const int count = static_cast<int>(t.pieces.size());
+    r = t.isRecv ? vec.irecvv(t.connection, t.pieces.data(), count, t.tag, &t.request)
+                 : vec.isendv(t.connection, t.pieces.data(), count, t.tag, &t.request);
+  } else {
+    const weftTransportOps_v1& ops = comm_.connections->ops(t.peer);
+    r = t.isRecv ? ops.irecv(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request)
+                 : ops.isend(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request);
+  }
   if (r != weftSuccess) {
     throwNoticedFault();
     fail(r, "{}: {} rank {} over {} failed to start ({})", operation(), t.isRecv ? "receive from" : "send to",
@@ -149,6 +206,7 @@ bool CommChannel::finish(Transfer& t) {
     fail(weftInvalidUsage, "{}: rank {} sent {} bytes where rank {} expected {} (mismatched calls across ranks?)",
          operation(), t.peer, size, comm_.rank, t.bytes);
   }
+  if (t.isRecv) scatterBounce(t);
   return true;
 }
 

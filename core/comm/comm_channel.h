@@ -27,6 +27,8 @@ class CommChannel : public Channel {
   int size() const override { return comm_.nranks; }
   Request isend(int peer, const void* data, size_t bytes) override;
   Request irecv(int peer, void* data, size_t bytes) override;
+  Request isendv(int peer, std::span<const BufferPiece> pieces) override;
+  Request irecvv(int peer, std::span<const BufferPiece> pieces) override;
   void waitAll(std::span<Request> requests) override;
   void* scratch(int slot, size_t bytes) override;
 
@@ -37,7 +39,13 @@ class CommChannel : public Channel {
  private:
   using Transfer = ChannelTransfer;
 
-  Request post(Transfer transfer);
+  // The next transfer of the storage, set for a message of `bytes` at `data` (nothing vectored); checks peer.
+  Transfer& newTransfer(int peer, bool isRecv, void* data, size_t bytes);
+  // Starts t, or queues it behind older messages of its queue.
+  Request post(Transfer& t);
+  Request postVectored(int peer, bool isRecv, std::span<const BufferPiece> pieces);
+  // A received vectored message that went through the bounce buffer: into its pieces.
+  static void scatterBounce(Transfer& t);
   // Index of the queue a transfer belongs to: messages of one queue start in the order they were posted.
   size_t queueOf(const Transfer& t) const { return static_cast<size_t>(t.peer) * 2 + (t.isRecv ? 1 : 0); }
   // Starts a transfer once its connection exists; completes transfers to self. True when it started.

@@ -58,6 +58,8 @@ class Connections {
   std::unique_lock<std::recursive_mutex> lock() const { return std::unique_lock(mutex_); }
 
   const weftTransportOps_v1& ops(int peer) const { return *links_[linkOf_[peer]].plugin->plugin->transport; }
+  // The vectored messages of the transport serving `peer`, or null when it has none.
+  const weftTransportVecOps_v1* vecOps(int peer) const { return links_[linkOf_[peer]].plugin->transportVec; }
   // Lets the core sleep until the transport serving `peer` may progress.
   void waitReady(int peer, int timeoutUs);
   const std::string& transportName(int peer) const { return links_[linkOf_[peer]].plugin->name; }

@@ -14,6 +14,7 @@
 #include <deque>
 #include <vector>
 
+#include "core/algorithms/algorithms.h"
 #include "core/comm/channel_storage.h"
 
 struct weftComm;
@@ -29,6 +30,7 @@ struct LaneState {
   std::deque<std::vector<unsigned char>> selfMessages;  // messages to self (AllToAll's own block)
   std::vector<unsigned char> scratch[2];                // Channel::scratch
   std::vector<unsigned char> fusionBuffers[2];          // packed inputs and outputs of fused collectives
+  std::vector<FusedCall> fusedCalls;                    // a fused collective's calls, when run on their buffers
 
   // Memory the lane holds now.
   size_t bytesHeld() const;

@@ -132,8 +132,18 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     dlclose(library);
     return failed(attempt, std::string("init failed: ") + weftGetErrorString(r));
   }
-  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr};
+  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr, nullptr};
   if (plugin->getProperties) plugin->getProperties(context, &loaded.props);
+  if (plugin->transport != nullptr) {
+    auto* vec = static_cast<const weftTransportVecOps_v1*>(dlsym(library, WEFT_TRANSPORT_VEC_SYMBOL_V1));
+    if (vec != nullptr && vec->abiVersion == 1 && vec->isendv != nullptr && vec->irecvv != nullptr) {
+      loaded.transportVec = vec;
+    } else if (vec != nullptr) {
+      log::warn("plugin {}: ignoring " WEFT_TRANSPORT_VEC_SYMBOL_V1
+                " (ABI version {} or calls missing; this Weft understands 1)",
+                name, vec->abiVersion);
+    }
+  }
   if (plugin->backend != nullptr) {
     auto* list = static_cast<const weftBackendListOps_v1*>(dlsym(library, WEFT_BACKEND_LIST_SYMBOL_V1));
     if (list != nullptr && list->abiVersion == 1 && list->supportsList != nullptr && list->runList != nullptr) {

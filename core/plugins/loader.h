@@ -17,7 +17,8 @@ struct LoadedPlugin {
   const weftPlugin_v1_t* plugin = nullptr;
   void* context = nullptr;  // from plugin->init
   weftTransportProps_v1 props{};
-  const weftBackendListOps_v1* backendList = nullptr;  // the optional list extension of its backend
+  const weftBackendListOps_v1* backendList = nullptr;    // the optional list extension of its backend
+  const weftTransportVecOps_v1* transportVec = nullptr;  // the optional vectored messages of its transport
 };
 
 struct LoadAttempt {

@@ -83,6 +83,29 @@ typedef struct {
 } weftTransportOps_v1;
 
 /*
+ * Optional extension of a transport: messages gathered from, or scattered into, several buffers, so that
+ * Weft can run a fused collective (docs/fusion.md) on the calls' own buffers instead of packing them into
+ * one. On the wire a vectored message is one message of the buffers' concatenation, so either side may use
+ * it without the other. A plugin offers it by exporting WEFT_TRANSPORT_VEC_SYMBOL_V1 next to its plugin
+ * table; Weft looks it up after loading the plugin and otherwise packs through a buffer of its own.
+ */
+#define WEFT_TRANSPORT_VEC_SYMBOL_V1 "weftTransportVec_v1"
+typedef struct {
+  void* data;
+  size_t size;
+} weftTransportIov_v1;
+
+typedef struct {
+  unsigned int abiVersion; /* must be 1 for this struct */
+  /* isend and irecv (no memory registration) on the concatenation of iov[0], ..., iov[count - 1], count >= 1;
+   * entries may have size 0. The array, like the buffers, stays owned by the caller, who keeps it valid and
+   * unchanged until test() reports the request done. A receive fills the buffers in order; test()'s size is
+   * the message's length, which may not exceed the sum of the sizes. */
+  weftResult_t (*isendv)(void* sendComm, const weftTransportIov_v1* iov, int count, uint32_t tag, void** request);
+  weftResult_t (*irecvv)(void* recvComm, const weftTransportIov_v1* iov, int count, uint32_t tag, void** request);
+} weftTransportVecOps_v1;
+
+/*
  * Backends run whole collectives of a communicator themselves: mpi and nccl for every collective, and a
  * transport may offer them too for the cases it can do better than message passing (shm: all ranks on one
  * host, reducing straight out of each other's memory). Weft keeps everything else: argument checks, issue

@@ -25,6 +25,25 @@ Connection::~Connection() {
 
 weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** request) {
   if (error_ != weftSuccess) return error_;
+  Request* r = newRequest(size, tag);
+  r->single = {data, size};
+  r->pieces = &r->single;
+  r->count = 1;
+  enqueue(r, request);
+  return weftSuccess;
+}
+
+weftResult_t Connection::postv(const weftTransportIov_v1* iov, int count, size_t size, uint32_t tag,
+                               void** request) {
+  if (error_ != weftSuccess) return error_;
+  Request* r = newRequest(size, tag);
+  r->pieces = iov;
+  r->count = count;
+  enqueue(r, request);
+  return weftSuccess;
+}
+
+Request* Connection::newRequest(size_t size, uint32_t tag) {
   Request* r = free_;
   if (r != nullptr) {
     free_ = r->next;
@@ -34,13 +53,16 @@ weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** requ
   *r = Request{};
   r->conn = this;
   r->state = RequestState::Active;
-  r->data = static_cast<unsigned char*>(data);
   r->size = size;
   r->tag = tag;
   if (isSend_) {
     r->length = size;
     encodeHeader(tag, size, r->header);
   }
+  return r;
+}
+
+void Connection::enqueue(Request* r, void** request) {
   if (tail_ != nullptr) {
     tail_->next = r;
   } else {
@@ -51,7 +73,6 @@ weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** requ
   // Start right away when nothing is ahead; otherwise the next test() sends the queue together.
   if (head_ == r) progress();
   *request = r;
-  return weftSuccess;
 }
 
 weftResult_t Connection::test(Request* r, int* done, size_t* size) {

@@ -23,12 +23,19 @@ struct Request {
   Connection* conn = nullptr;
   Request* next = nullptr;  // in the connection's queue or free list
   RequestState state = RequestState::Free;
-  unsigned char* data = nullptr;  // the user's buffer (only read for a send)
-  size_t size = 0;                // bytes posted
-  size_t length = 0;              // bytes of the message: posted (send) or from the header (receive)
+  // The user's buffers, in message order (only read for a send): the caller's array for isendv/irecvv,
+  // else `single`.
+  const weftTransportIov_v1* pieces = nullptr;
+  int count = 0;
+  weftTransportIov_v1 single = {};
+  size_t size = 0;    // bytes posted: the sum of the pieces' sizes
+  size_t length = 0;  // bytes of the message: posted (send) or from the header (receive)
   uint32_t tag = 0;
   size_t headerDone = 0;
   size_t payloadDone = 0;
+  // Where payload byte payloadDone goes: offset pieceDone of pieces[piece].
+  int piece = 0;
+  size_t pieceDone = 0;
   weftResult_t error = weftSuccess;
   unsigned char header[kHeaderBytes] = {};
 };
@@ -46,10 +53,15 @@ class Connection {
 
   // Queues a message; *request stays valid until test() reports it done or failed.
   weftResult_t post(void* data, size_t size, uint32_t tag, void** request);
+  // The same for the concatenation of iov[0..count) (count >= 1, size their sum); iov stays the caller's
+  // and must stay valid until then.
+  weftResult_t postv(const weftTransportIov_v1* iov, int count, size_t size, uint32_t tag, void** request);
   // Progresses the queue and reports r; frees r when it reports it done or failed.
   weftResult_t test(Request* r, int* done, size_t* size);
 
  private:
+  Request* newRequest(size_t size, uint32_t tag);
+  void enqueue(Request* r, void** request);
   void progress();
   void progressSend();
   void progressRecv();

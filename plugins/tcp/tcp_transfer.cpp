@@ -1,4 +1,7 @@
 // Moving bytes: the send and receive progress of a connection's queue, straight from and to user buffers.
+// A vectored message (isendv/irecvv) is one message on the wire, its payload gathered from or scattered
+// into the pieces: a send or a large receive puts several pieces in one sendmsg/recvmsg, a small receive
+// copies out of the bounce buffer piece by piece. A plain isend/irecv is a message of one piece.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -13,20 +16,77 @@
 namespace weft::tcp {
 
 namespace {
-// Iovecs of one sendmsg: header and payload of up to 32 queued messages.
+// Iovecs of one sendmsg or recvmsg: headers and payload pieces of queued messages.
 constexpr int kMaxIov = 64;
 // Receives of up to this many bytes read header and payload together through the bounce buffer.
 constexpr size_t kSmallReceive = 4096;
 constexpr size_t kBounceBytes = 16384;
+
+// Fills up to max iovecs with r's payload from byte payloadDone to length, skipping empty pieces. Returns
+// the iovecs used; *whole tells whether they hold all of it.
+int fillPayloadIov(const Request& r, iovec* iov, int max, bool* whole) {
+  size_t left = r.length - r.payloadDone;
+  int piece = r.piece;
+  size_t offset = r.pieceDone;
+  int n = 0;
+  while (left > 0 && n < max) {
+    const weftTransportIov_v1& p = r.pieces[piece++];
+    size_t take = std::min(p.size - offset, left);
+    if (take > 0) {
+      iov[n++] = {static_cast<unsigned char*>(p.data) + offset, take};
+      left -= take;
+    }
+    offset = 0;
+  }
+  *whole = left == 0;
+  return n;
+}
+
+// Counts bytes of r's payload as moved: payloadDone and its piece and offset.
+void advancePayload(Request* r, size_t bytes) {
+  r->payloadDone += bytes;
+  while (bytes > 0) {
+    size_t room = r->pieces[r->piece].size - r->pieceDone;
+    if (bytes < room) {
+      r->pieceDone += bytes;
+      return;
+    }
+    bytes -= room;
+    ++r->piece;
+    r->pieceDone = 0;
+  }
+}
+
+// Copies bytes (at most what r's payload still lacks) into r's pieces from byte payloadDone on.
+void copyToPayload(Request* r, const unsigned char* from, size_t bytes) {
+  r->payloadDone += bytes;
+  while (bytes > 0) {
+    const weftTransportIov_v1& p = r->pieces[r->piece];
+    size_t room = p.size - r->pieceDone;
+    size_t take = std::min(room, bytes);
+    if (take > 0) std::memcpy(static_cast<unsigned char*>(p.data) + r->pieceDone, from, take);
+    from += take;
+    bytes -= take;
+    if (take < room) {
+      r->pieceDone += take;
+    } else {
+      ++r->piece;
+      r->pieceDone = 0;
+    }
+  }
+}
 }  // namespace
 
 void Connection::progressSend() {
   while (head_ != nullptr) {
     iovec iov[kMaxIov];
     int n = 0;
+    // Stream order: a later message only after all of the earlier one.
     for (Request* r = head_; r != nullptr && n + 2 <= kMaxIov; r = r->next) {
       if (r->headerDone < kHeaderBytes) iov[n++] = {r->header + r->headerDone, kHeaderBytes - r->headerDone};
-      if (r->payloadDone < r->length) iov[n++] = {r->data + r->payloadDone, r->length - r->payloadDone};
+      bool whole = false;
+      n += fillPayloadIov(*r, iov + n, kMaxIov - n, &whole);
+      if (!whole) break;
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -46,7 +106,7 @@ void Connection::progressSend() {
       r->headerDone += h;
       left -= h;
       size_t p = std::min(left, r->length - r->payloadDone);
-      r->payloadDone += p;
+      advancePayload(r, p);
       left -= p;
       if (r->headerDone < kHeaderBytes || r->payloadDone < r->length) break;
       complete(r);
@@ -67,8 +127,7 @@ bool Connection::consumeBuffered(Request* r) {
     return r->headerDone < kHeaderBytes || headerArrived(r);
   }
   take = std::min(avail, r->length - r->payloadDone);
-  std::memcpy(r->data + r->payloadDone, from, take);
-  r->payloadDone += take;
+  copyToPayload(r, from, take);
   bounceBegin_ += take;
   if (r->payloadDone == r->length) complete(r);
   return true;
@@ -93,7 +152,7 @@ void Connection::progressRecv() {
     // A small message is read with whatever follows into the bounce buffer (one call). Otherwise the header
     // first (its length bounds what may be read), then the payload and the next header together.
     bool small = r->headerDone == 0 && r->size <= kSmallReceive;
-    iovec iov[2];
+    iovec iov[kMaxIov];
     int n = 0;
     if (small) {
       if (bounce_.empty()) bounce_.resize(kBounceBytes);
@@ -101,8 +160,9 @@ void Connection::progressRecv() {
     } else if (r->headerDone < kHeaderBytes) {
       iov[n++] = {r->header + r->headerDone, kHeaderBytes - r->headerDone};
     } else {
-      iov[n++] = {r->data + r->payloadDone, r->length - r->payloadDone};
-      if (r->next != nullptr) iov[n++] = {r->next->header, kHeaderBytes};
+      bool whole = false;
+      n = fillPayloadIov(*r, iov, kMaxIov - 1, &whole);  // one left for the next header
+      if (whole && r->next != nullptr) iov[n++] = {r->next->header, kHeaderBytes};
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -136,7 +196,7 @@ void Connection::progressRecv() {
       continue;
     }
     size_t p = std::min(left, r->length - r->payloadDone);
-    r->payloadDone += p;
+    advancePayload(r, p);
     left -= p;
     if (r->payloadDone < r->length) continue;
     Request* next = r->next;

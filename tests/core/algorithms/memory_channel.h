@@ -70,10 +70,9 @@ class MemoryWorld {
     bool isRecv = false;
     int peer = -1;
     size_t bytes = 0;
-    const void* sendData = nullptr;
-    std::vector<char> snapshot;  // a send's bytes as they were at isend
-    bool offered = false;        // a send: in its link's queue (or matched)
-    void* recvData = nullptr;
+    std::vector<BufferPiece> pieces;  // where a send's bytes come from, a receive's go (one for isend/irecv)
+    std::vector<char> snapshot;       // a send's bytes as they were at isend
+    bool offered = false;             // a send: in its link's queue (or matched)
     bool matched = false;
   };
   // Sends offered and receives posted between one source and one destination, oldest first. At most one
@@ -100,7 +99,11 @@ class MemoryWorld {
         fail(weftInternalError, "a receive of {} bytes on rank {} matched a send of {} bytes from rank {}",
              recv->bytes, destination, send->bytes, source);
       }
-      if (send->bytes != 0) std::memcpy(recv->recvData, send->snapshot.data(), send->bytes);
+      size_t at = 0;
+      for (const BufferPiece& piece : recv->pieces) {
+        if (piece.bytes != 0) std::memcpy(piece.data, send->snapshot.data() + at, piece.bytes);
+        at += piece.bytes;
+      }
       send->matched = recv->matched = true;
       any = true;
     }
@@ -138,12 +141,25 @@ class MemoryChannel final : public Channel {
   int size() const override { return world_.size(); }
 
   Request isend(int peer, const void* data, size_t bytes) override {
+    const BufferPiece piece{const_cast<void*>(data), bytes};
+    return isendv(peer, {&piece, 1});
+  }
+  Request irecv(int peer, void* data, size_t bytes) override {
+    const BufferPiece piece{data, bytes};
+    return irecvv(peer, {&piece, 1});
+  }
+
+  Request isendv(int peer, std::span<const BufferPiece> pieces) override {
     checkPeer(peer);
     auto transfer = std::make_shared<MemoryWorld::Transfer>();
     transfer->peer = peer;
+    transfer->pieces.assign(pieces.begin(), pieces.end());
+    for (const BufferPiece& piece : pieces) {
+      const auto* data = static_cast<const char*>(piece.data);
+      transfer->snapshot.insert(transfer->snapshot.end(), data, data + piece.bytes);
+    }
+    const size_t bytes = transfer->snapshot.size();
     transfer->bytes = bytes;
-    transfer->sendData = data;
-    transfer->snapshot.assign(static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
     bytesSent_ += bytes;
     bytesTo_.resize(world_.size());
     bytesTo_[peer] += bytes;
@@ -153,13 +169,13 @@ class MemoryChannel final : public Channel {
     return request;
   }
 
-  Request irecv(int peer, void* data, size_t bytes) override {
+  Request irecvv(int peer, std::span<const BufferPiece> pieces) override {
     checkPeer(peer);
     auto transfer = std::make_shared<MemoryWorld::Transfer>();
     transfer->isRecv = true;
     transfer->peer = peer;
-    transfer->bytes = bytes;
-    transfer->recvData = data;
+    transfer->pieces.assign(pieces.begin(), pieces.end());
+    for (const BufferPiece& piece : pieces) transfer->bytes += piece.bytes;
     Request request = track(std::move(transfer));
     std::lock_guard lock(world_.mutex_);
     world_.link(peer, rank_).recvs.push_back(live_[request.handle]);
@@ -180,7 +196,7 @@ class MemoryChannel final : public Channel {
     }
     for (const auto& t : transfers) waitFor(*t);
     for (const auto& t : transfers) {
-      if (!t->isRecv && t->bytes != 0 && std::memcmp(t->sendData, t->snapshot.data(), t->bytes) != 0) {
+      if (!t->isRecv && sendBuffersChanged(*t)) {
         fail(weftInternalError, "rank {}: the buffer of a send to rank {} changed before the send completed",
              rank_, t->peer);
       }
@@ -209,6 +225,15 @@ class MemoryChannel final : public Channel {
  private:
   void checkPeer(int peer) const {
     if (peer < 0 || peer >= world_.size()) fail(weftInvalidArgument, "rank {}: no peer {}", rank_, peer);
+  }
+
+  static bool sendBuffersChanged(const MemoryWorld::Transfer& send) {
+    size_t at = 0;
+    for (const BufferPiece& piece : send.pieces) {
+      if (piece.bytes != 0 && std::memcmp(piece.data, send.snapshot.data() + at, piece.bytes) != 0) return true;
+      at += piece.bytes;
+    }
+    return false;
   }
 
   Request track(std::shared_ptr<MemoryWorld::Transfer> transfer) {

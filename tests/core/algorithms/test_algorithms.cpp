@@ -959,5 +959,105 @@ TEST(MemoryChannel, UnreceivedMessagesFail) {
                Error);
 }
 
+// ---- The ring on a fused operation's calls (CollArgs::calls) -------------------------------------------
+
+// Runs the ring AllReduce over `counts.size()` calls per rank (call i in place when inPlace(i)), each in
+// guarded buffers of its own, in rank order or in host order over the alternate layout; checks each call's
+// result against the reference over its slice of the whole vector, bit-identity across ranks, inputs left
+// alone and nothing written outside the buffers. Returns what went wrong.
+::testing::AssertionResult runRingOnCalls(int p, const std::vector<size_t>& counts, weftDataType_t type,
+                                          weftRedOp_t op, bool hostOrder,
+                                          const std::function<bool(size_t)>& inPlace) {
+  const size_t elemSize = dataTypeSize(type);
+  size_t total = 0;
+  for (size_t count : counts) total += count;
+  std::vector<std::vector<char>> inputs;
+  for (int r = 0; r < p; ++r) inputs.push_back(makeInput(total, type, op, (r + 1) * 104729 + total));
+  // send[r][i], recv[r][i]: call i of rank r (recv unused in place).
+  std::vector<std::vector<GuardedBuffer>> send(p), recv(p);
+  std::vector<std::vector<FusedCall>> calls(p);
+  for (int r = 0; r < p; ++r) {
+    size_t start = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const auto* first = inputs[r].data() + start * elemSize;
+      send[r].emplace_back(std::vector<char>(first, first + counts[i] * elemSize));
+      recv[r].emplace_back(counts[i] * elemSize);
+      start += counts[i];
+    }
+    for (size_t i = 0; i < counts.size(); ++i) {
+      void* out = inPlace(i) ? send[r][i].data() : recv[r][i].data();
+      calls[r].push_back({send[r][i].data(), out, counts[i]});
+    }
+  }
+  const std::string what = fmt::format("ring on {} calls, p={} total={} type={} op={}{}", counts.size(), p, total,
+                                       dataTypeName(type), redOpName(op), hostOrder ? " in host order" : "");
+  MemoryWorld world(p, Delivery::Synchronous);
+  try {
+    world.run([&](MemoryChannel& channel) {
+      CollArgs args;
+      args.count = total;
+      args.type = type;
+      args.op = op;
+      args.calls = calls[channel.rank()];
+      if (!hostOrder) return allReduceRing(args, channel);
+      const std::vector<int> order = alternateOf(p).hostOrder();
+      SubChannel ring(channel, order);
+      allReduceRing(args, ring);
+    });
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << what << ": " << e.what();
+  }
+  for (int r = 0; r < p; ++r) {
+    size_t start = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      auto failure = [&] {
+        return ::testing::AssertionFailure() << what << ", rank " << r << ", call " << i << ": ";
+      };
+      if (!send[r][i].guardsIntact() || !recv[r][i].guardsIntact())
+        return failure() << "wrote outside its buffers";
+      const void* result = calls[r][i].recvbuff;
+      const size_t bytes = counts[i] * elemSize;
+      auto ok = matchesReduction(result, inputs, start, counts[i], type, op);
+      if (ok) ok = sameBytes(result, calls[0][i].recvbuff, bytes, "result (not bit-identical to rank 0's)");
+      if (ok && !inPlace(i)) {
+        ok = sameBytes(send[r][i].data(), inputs[r].data() + start * elemSize, bytes, "sendbuff");
+      }
+      if (!ok) return failure() << ok.message();
+      start += counts[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Call layouts: empty calls, one-element calls, calls larger than a block, mixed in place and apart, and
+// segments (64 bytes here, then the default) spanning many calls or a piece of one.
+TEST(FusedRing, CallBuffersMatchReference) {
+  std::vector<std::vector<size_t>> layouts = {{5}, {1, 0, 2, 0, 0, 3}, {1000, 1, 17, 0, 4099, 64}};
+  std::vector<size_t> many;
+  for (size_t i = 0; i < 300; ++i) many.push_back(splitMix(i) % 40);
+  layouts.push_back(many);
+  const std::function<bool(size_t)> apart = [](size_t) { return false; };
+  const std::function<bool(size_t)> everyThird = [](size_t i) { return i % 3 == 1; };
+  const std::pair<weftDataType_t, weftRedOp_t> kinds[] = {
+      {weftFloat32, weftSum}, {weftInt32, weftMax}, {weftBfloat16, weftProd}, {weftUint8, weftSum}};
+  for (size_t segmentBytes : {size_t{64}, gPipelineSegmentBytes.load()}) {
+    const SegmentBytes segments(segmentBytes);
+    for (int p = 1; p <= 5; ++p) {
+      for (const auto& counts : layouts) {
+        for (const auto& [type, op] : kinds) {
+          EXPECT_TRUE(runRingOnCalls(p, counts, type, op, false, apart));
+          EXPECT_TRUE(runRingOnCalls(p, counts, type, op, p > 2, everyThird));
+        }
+      }
+    }
+  }
+}
+
+// Large calls at the default segment size: many segments per call, and a vector of megabytes.
+TEST(FusedRing, LargeCalls) {
+  const std::function<bool(size_t)> apart = [](size_t) { return false; };
+  EXPECT_TRUE(runRingOnCalls(3, {300000, 1, 250000, 7}, weftFloat32, weftSum, false, apart));
+  EXPECT_TRUE(runRingOnCalls(4, std::vector<size_t>(256, 1024), weftFloat32, weftSum, false, apart));
+}
 }  // namespace
 }  // namespace weft
