@@ -70,8 +70,9 @@ constexpr size_t kListMinAverageBytes = size_t{16} << 10;
 // 12-16 KiB packing was as fast or faster at np 2 (fewer calls fit one staging step).
 constexpr size_t kRunManyMaxAverageBytes = size_t{8} << 10;
 
-// Calls averaging kVectoredMinAverageBytes or more run through Weft's own algorithms on their buffers, as
-// vectored messages (runRingOnCallBuffers), where the tuner picks a bandwidth algorithm for the total:
+// Calls averaging kVectoredMinAverageBytes or more (of each rank's input to AllReduce and AllGather, of its
+// output from ReduceScatter) run through Weft's rings on their buffers, as vectored messages
+// (runRingOnCallBuffers), where the tuner picks a bandwidth algorithm for the total:
 // measured (tcp, float sum, out of place, 1000 calls of 4 KiB, 2026-11-23, 2-vCPU AMD EPYC) packing then
 // cost 1.3-1.7 ms of a 4.5-5 ms fused AllReduce at np 2. Smaller calls make pieces that cost more in the
 // transport's iovecs than they save in copies.
@@ -92,7 +93,7 @@ void runFused(const Op& op) {
     if (Backend* backend = listBackendFor(op)) return runOnBufferList(*backend, op);  // no copies at all
   }
   if (op.kind == OpKind::AllReduce && averageBytes <= kRunManyMaxAverageBytes && runMembersOnBackend(op)) return;
-  if (op.kind == OpKind::AllReduce && averageBytes >= kVectoredMinAverageBytes && runRingOnCallBuffers(op)) return;
+  if (averageBytes >= kVectoredMinAverageBytes && runRingOnCallBuffers(op)) return;
   weftComm& comm = *op.comm;
   const std::vector<Op>& members = *op.members;
   const size_t elem = dataTypeSize(op.args.type);

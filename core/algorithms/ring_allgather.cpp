@@ -11,6 +11,9 @@
 //
 // Wire, per rank: p-1 steps of n bytes (n = count * element size), (p-1) * n in all.
 //
+// A fused AllGather's calls (CollArgs::calls) run the same steps on their own buffers, each call's blocks
+// in its own recvbuff, segments spanning calls as vectored messages (vector_layout.h).
+//
 // Ordered: the ring may run over a SubChannel whose ranks are in another order (host by host, so that it
 // crosses between hosts only once per host); block j, member j's, then lives at position blockPositions[j]
 // of recvbuff.
@@ -22,6 +25,7 @@
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
+#include "core/algorithms/vector_layout.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -34,12 +38,12 @@ void allGatherRingOrdered(const CollArgs& args, Channel& channel, std::span<cons
   const size_t elemSize = dataTypeSize(args.type);
   const size_t count = args.count;
   if (count == 0) return;
-  auto output = [&](size_t block, size_t offset) {
-    const size_t position = blockPositions.empty() ? block : static_cast<size_t>(blockPositions[block]);
-    return elementAt(args.recvbuff, position * count + offset, elemSize);
+  auto position = [&](size_t block) {
+    return blockPositions.empty() ? block : static_cast<size_t>(blockPositions[block]);
   };
+  VectorLayout layout(args, false, true);
   // In place, sendbuff already is this rank's block of recvbuff.
-  if (args.sendbuff != output(rank, 0)) std::memcpy(output(rank, 0), args.sendbuff, count * elemSize);
+  layout.copy(0, position(rank));
   if (p == 1) return;
 
   const size_t segmentsPerBlock = ceilDiv(count, segmentElements(elemSize));
@@ -48,7 +52,6 @@ void allGatherRingOrdered(const CollArgs& args, Channel& channel, std::span<cons
   const int left = ringIndex(rank - 1, p);
   auto sentBlock = [&](size_t step) { return static_cast<size_t>(ringIndex(rank - static_cast<int>(step), p)); };
   auto receivedBlock = [&](size_t step) { return sentBlock(step + 1); };
-  auto bytesOf = [&](size_t segment) { return segments.count(segment) * elemSize; };
 
   // One round: segments [first, first + m) of every block. Message i is segment first + i % m of step i / m.
   auto round = [&](size_t first, size_t m) {
@@ -57,21 +60,23 @@ void allGatherRingOrdered(const CollArgs& args, Channel& channel, std::span<cons
     std::array<PendingRecv, kSegmentsInFlight> window{};  // inFlight <= kSegmentsInFlight
     auto postRecv = [&](size_t i) {
       const size_t segment = first + i % m;
-      window[i % inFlight].post(channel, left, output(receivedBlock(i / m), segments.offset(segment)),
-                                bytesOf(segment));
+      layout.receive(window[i % inFlight], channel, left, position(receivedBlock(i / m)), segments.offset(segment),
+                     segments.count(segment));
     };
 
     SendQueue sends(channel);
     for (size_t i = 0; i < inFlight; ++i) postRecv(i);
     for (size_t k = 0; k < m; ++k) {  // m <= inFlight: within the right neighbour's window
-      sends.post(right, output(rank, segments.offset(first + k)), bytesOf(first + k));
+      layout.send(sends, right, Side::Output, position(rank), segments.offset(first + k),
+                  segments.count(first + k));
     }
     for (size_t i = 0; i < messages; ++i) {
       const size_t step = i / m;
       const size_t segment = first + i % m;
       sends.waitWith(window[i % inFlight]);
       if (step + 1 < static_cast<size_t>(p - 1)) {
-        sends.post(right, output(receivedBlock(step), segments.offset(segment)), bytesOf(segment));
+        layout.send(sends, right, Side::Output, position(receivedBlock(step)), segments.offset(segment),
+                    segments.count(segment));
       }
       if (i + inFlight < messages) postRecv(i + inFlight);
     }

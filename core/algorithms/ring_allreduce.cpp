@@ -47,7 +47,7 @@ class RingAllReduce {
         segmentsPerBlock_(ceilDiv(blocks_.largest(), segmentElements(elemSize_))),
         slotBytes_(ceilDiv(blocks_.largest(), segmentsPerBlock_) * elemSize_),
         slots_(static_cast<char*>(channel.scratch(0, kSegmentsInFlight * slotBytes_))),
-        layout_(args) {}
+        layout_(args, false, false) {}
 
   void run() {
     for (size_t first = 0; first < segmentsPerBlock_; first += kSegmentsInFlight) {
@@ -89,7 +89,7 @@ class RingAllReduce {
       if (step < reduceSteps) {
         window[i % inFlight].post(channel_, left, slotOf(i), range.count * elemSize_);
       } else {
-        layout_.receive(window[i % inFlight], channel_, left, range.offset, range.count);
+        layout_.receive(window[i % inFlight], channel_, left, 0, range.offset, range.count);
       }
     };
 
@@ -97,15 +97,15 @@ class RingAllReduce {
     for (size_t i = 0; i < inFlight; ++i) postRecv(i);
     for (size_t k = 0; k < m; ++k) {  // m <= inFlight: within the right neighbour's window
       const Range range = segmentOf(sentBlock(0), first + k);
-      layout_.send(sends, right, false, range.offset, range.count);
+      layout_.send(sends, right, Side::Input, 0, range.offset, range.count);
     }
     for (size_t i = 0; i < messages; ++i) {
       const size_t step = i / m;
       const Range range = segmentOf(receivedBlock(step), first + i % m);
       sends.waitWith(window[i % inFlight]);
       if (range.count != 0) {
-        if (step < reduceSteps) layout_.reduceInto(range.offset, range.count, slotOf(i));
-        if (step + 1 < totalSteps) layout_.send(sends, right, true, range.offset, range.count);
+        if (step < reduceSteps) layout_.reduceWith(0, range.offset, range.count, slotOf(i), true);
+        if (step + 1 < totalSteps) layout_.send(sends, right, Side::Output, 0, range.offset, range.count);
       }
       // The slot of message i has been consumed; it takes message i + inFlight.
       if (i + inFlight < messages) postRecv(i + inFlight);
@@ -129,14 +129,7 @@ class RingAllReduce {
 
 void allReduceRing(const CollArgs& args, Channel& channel) {
   if (args.count == 0) return;
-  if (channel.size() == 1) {
-    auto copy = [&](const void* from, void* to, size_t count) {
-      if (from != to) std::memcpy(to, from, count * dataTypeSize(args.type));
-    };
-    if (args.calls.empty()) copy(args.sendbuff, args.recvbuff, args.count);
-    for (const FusedCall& call : args.calls) copy(call.sendbuff, call.recvbuff, call.count);
-    return;
-  }
+  if (channel.size() == 1) return VectorLayout(args, false, false).copy(0, 0);
   RingAllReduce(args, channel).run();
 }
 

@@ -13,6 +13,9 @@
 //
 // Wire, per rank: p-1 steps of n/p bytes (n = p * count * element size), (p-1)/p * n in all.
 //
+// A fused ReduceScatter's calls (CollArgs::calls) run the same steps on their own buffers, each call's blocks
+// in its own sendbuff, segments spanning calls as vectored messages (vector_layout.h).
+//
 // Ordered: the ring may run over a SubChannel whose ranks are in another order (host by host, so that it
 // crosses between hosts only once per host); block j, the one member j ends with, then lives at position
 // blockPositions[j] of sendbuff.
@@ -24,6 +27,7 @@
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
+#include "core/algorithms/vector_layout.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -36,14 +40,11 @@ void reduceScatterRingOrdered(const CollArgs& args, Channel& channel, std::span<
   const size_t elemSize = dataTypeSize(args.type);
   const size_t count = args.count;
   if (count == 0) return;
-  auto input = [&](size_t block, size_t offset) {
-    const size_t position = blockPositions.empty() ? block : static_cast<size_t>(blockPositions[block]);
-    return elementAt(args.sendbuff, position * count + offset, elemSize);
+  auto position = [&](size_t block) {
+    return blockPositions.empty() ? block : static_cast<size_t>(blockPositions[block]);
   };
-  if (p == 1) {
-    if (input(0, 0) != args.recvbuff) std::memcpy(args.recvbuff, input(0, 0), count * elemSize);
-    return;
-  }
+  VectorLayout layout(args, true, false);
+  if (p == 1) return layout.copy(position(0), 0);
 
   const size_t segmentsPerBlock = ceilDiv(count, segmentElements(elemSize));
   const Partition segments(count, segmentsPerBlock);  // none is empty: segmentsPerBlock <= count
@@ -73,7 +74,8 @@ void reduceScatterRingOrdered(const CollArgs& args, Channel& channel, std::span<
     SendQueue sends(channel);
     for (size_t i = 0; i < inFlight; ++i) postRecv(i);
     for (size_t k = 0; k < m; ++k) {  // m <= inFlight: within the right neighbour's window
-      sends.post(right, input(sentBlock(0), segments.offset(first + k)), segments.count(first + k) * elemSize);
+      layout.send(sends, right, Side::Input, position(sentBlock(0)), segments.offset(first + k),
+                  segments.count(first + k));
     }
     for (size_t i = 0; i < messages; ++i) {
       const size_t step = i / m;
@@ -81,14 +83,10 @@ void reduceScatterRingOrdered(const CollArgs& args, Channel& channel, std::span<
       const size_t n = segments.count(segment);
       char* partial = slotOf(i);
       sends.waitWith(window[i % inFlight]);
-      const char* own = input(receivedBlock(step), segments.offset(segment));
-      if (step == lastStep) {
-        // In place, recvbuff is exactly `own`: reduce() allows that aliasing.
-        reduce(elementAt(args.recvbuff, segments.offset(segment), elemSize), own, partial, n, args.type, args.op);
-      } else {
-        reduce(partial, own, partial, n, args.type, args.op);
-        sends.post(right, partial, n * elemSize);
-      }
+      // At the last step into recvbuff (in place exactly this rank's input block: reduce() allows that
+      // aliasing), before it into the partial result, which goes on.
+      layout.reduceWith(position(receivedBlock(step)), segments.offset(segment), n, partial, step == lastStep);
+      if (step != lastStep) sends.post(right, partial, n * elemSize);
       if (i + inFlight < messages) postRecv(i + inFlight);
     }
     sends.completeAll();

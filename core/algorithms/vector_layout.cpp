@@ -1,19 +1,33 @@
 #include "core/algorithms/vector_layout.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/algorithms/partition.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
 
-VectorLayout::VectorLayout(const CollArgs& args) : args_(args), elemSize_(dataTypeSize(args.type)) {
+VectorLayout::VectorLayout(const CollArgs& args, bool blockedInput, bool blockedOutput)
+    : args_(args), elemSize_(dataTypeSize(args.type)), blocked_{blockedInput, blockedOutput} {
   starts_.reserve(args.calls.size());
   size_t start = 0;
   for (const FusedCall& call : args.calls) {
     starts_.push_back(start);
     start += call.count;
   }
+}
+
+char* VectorLayout::address(Side side, size_t block, size_t offset) const {
+  const void* base = side == Side::Input ? args_.sendbuff : args_.recvbuff;
+  const size_t first = blocked_[static_cast<int>(side)] ? block * args_.count : 0;
+  return const_cast<char*>(elementAt(base, first + offset, elemSize_));
+}
+
+char* VectorLayout::address(const FusedCall& call, Side side, size_t block, size_t offset) const {
+  const void* base = side == Side::Input ? call.sendbuff : call.recvbuff;
+  const size_t first = blocked_[static_cast<int>(side)] ? block * call.count : 0;
+  return const_cast<char*>(elementAt(base, first + offset, elemSize_));
 }
 
 template <typename F>
@@ -30,39 +44,49 @@ void VectorLayout::forEachPart(size_t offset, size_t count, F f) const {
   }
 }
 
-std::span<const BufferPiece> VectorLayout::piecesOf(bool output, size_t offset, size_t count) {
+std::span<const BufferPiece> VectorLayout::piecesOf(Side side, size_t block, size_t offset, size_t count) {
   pieces_.clear();
   forEachPart(offset, count, [&](const FusedCall& call, size_t at, size_t, size_t n) {
-    const void* base = output ? call.recvbuff : call.sendbuff;
-    pieces_.push_back({const_cast<char*>(elementAt(base, at, elemSize_)), n * elemSize_});
+    pieces_.push_back({address(call, side, block, at), n * elemSize_});
   });
   return pieces_;
 }
 
-void VectorLayout::send(SendQueue& sends, int peer, bool output, size_t offset, size_t count) {
-  if (args_.calls.empty()) {
-    const void* base = output ? args_.recvbuff : args_.sendbuff;
-    return sends.post(peer, elementAt(base, offset, elemSize_), count * elemSize_);
-  }
-  sends.post(peer, piecesOf(output, offset, count), count * elemSize_);
+void VectorLayout::send(SendQueue& sends, int peer, Side side, size_t block, size_t offset, size_t count) {
+  if (args_.calls.empty()) return sends.post(peer, address(side, block, offset), count * elemSize_);
+  sends.post(peer, piecesOf(side, block, offset, count), count * elemSize_);
 }
 
-void VectorLayout::receive(PendingRecv& recv, Channel& channel, int peer, size_t offset, size_t count) {
+void VectorLayout::receive(PendingRecv& recv, Channel& channel, int peer, size_t block, size_t offset,
+                           size_t count) {
   if (args_.calls.empty()) {
-    return recv.post(channel, peer, elementAt(args_.recvbuff, offset, elemSize_), count * elemSize_);
+    return recv.post(channel, peer, address(Side::Output, block, offset), count * elemSize_);
   }
-  recv.post(channel, peer, piecesOf(true, offset, count), count * elemSize_);
+  recv.post(channel, peer, piecesOf(Side::Output, block, offset, count), count * elemSize_);
 }
 
-void VectorLayout::reduceInto(size_t offset, size_t count, const void* received) const {
+void VectorLayout::reduceWith(size_t inputBlock, size_t offset, size_t count, void* partial, bool toOutput) const {
   if (args_.calls.empty()) {
-    return reduce(elementAt(args_.recvbuff, offset, elemSize_), elementAt(args_.sendbuff, offset, elemSize_),
-                  received, count, args_.type, args_.op);
+    void* to = toOutput ? address(Side::Output, 0, offset) : partial;
+    return reduce(to, address(Side::Input, inputBlock, offset), partial, count, args_.type, args_.op);
   }
   forEachPart(offset, count, [&](const FusedCall& call, size_t at, size_t within, size_t n) {
-    reduce(elementAt(call.recvbuff, at, elemSize_), elementAt(call.sendbuff, at, elemSize_),
-           elementAt(received, within, elemSize_), n, args_.type, args_.op);
+    char* received = elementAt(partial, within, elemSize_);
+    void* to = toOutput ? address(call, Side::Output, 0, at) : received;
+    reduce(to, address(call, Side::Input, inputBlock, at), received, n, args_.type, args_.op);
   });
+}
+
+void VectorLayout::copy(size_t inputBlock, size_t outputBlock) const {
+  auto copyPart = [&](const char* from, char* to, size_t count) {
+    if (from != to && count != 0) std::memcpy(to, from, count * elemSize_);
+  };
+  if (args_.calls.empty()) {
+    return copyPart(address(Side::Input, inputBlock, 0), address(Side::Output, outputBlock, 0), args_.count);
+  }
+  for (const FusedCall& call : args_.calls) {
+    copyPart(address(call, Side::Input, inputBlock, 0), address(call, Side::Output, outputBlock, 0), call.count);
+  }
 }
 
 }  // namespace weft

@@ -53,10 +53,10 @@ void pinAlgorithm(Op& op);
 // decision is the same on every rank); null otherwise. runListOnBackend then runs it on those buffers.
 Backend* listBackendFor(const Op& op);
 void runListOnBackend(Backend& backend, const Op& op, std::span<const weftBackendBuffer_v1> buffers);
-// Runs a fused AllReduce (op.members set) with Weft's ring straight on its calls' buffers, sending and
-// receiving them as vectored messages: when the communicator runs Weft's algorithms and the tuner picks a
-// bandwidth algorithm (ring or Rabenseifner) for the total, alike on every rank. False, having run nothing,
-// otherwise.
+// Runs a fused AllReduce, AllGather or ReduceScatter (op.members set) with Weft's ring straight on its calls'
+// buffers, sending and receiving them as vectored messages: when the communicator runs Weft's algorithms and
+// the tuner picks a bandwidth algorithm (the ring, or Rabenseifner) for the total, alike on every rank.
+// False, having run nothing, otherwise.
 bool runRingOnCallBuffers(const Op& op);
 // Whether op goes to the communicator's backend (set up at the first call; the same answer on every rank)
 // rather than to Weft's message-passing algorithms.

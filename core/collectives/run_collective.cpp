@@ -183,9 +183,13 @@ void runCollective(const Op& op) {
 bool runRingOnCallBuffers(const Op& op) {
   weftComm& comm = *op.comm;
   if (comm.nranks == 1 || op.args.count == 0 || runsOnBackend(op)) return false;
-  // Packing costs two copies of the vector, more than the bandwidth algorithms differ by at these sizes.
-  const Algorithm chosen = comm.tuner.choose(Collective::AllReduce, decisionBytes(op.args));
-  if (chosen != Algorithm::Ring && chosen != Algorithm::Rabenseifner) return false;
+  // Packing costs two copies of the vector, more than the bandwidth algorithms differ by at these sizes;
+  // Bruck (AllGather) and recursive doubling are chosen where latency counts.
+  const Collective collective = collectiveOf(op.kind);
+  const Algorithm chosen = comm.tuner.choose(collective, decisionBytes(op.args));
+  if (chosen != Algorithm::Ring && !(chosen == Algorithm::Rabenseifner && collective != Collective::AllGather)) {
+    return false;
+  }
   std::vector<FusedCall>& calls = laneOf(comm).fusedCalls;
   calls.clear();
   for (const Op& m : *op.members) calls.push_back({m.args.sendbuff, m.args.recvbuff, m.args.count});
@@ -194,11 +198,11 @@ bool runRingOnCallBuffers(const Op& op) {
   args.calls = calls;
   log::trace("{} of {} x {} over {} calls' buffers with ring", opName(op.kind), args.count,
              dataTypeName(args.type), calls.size());
-  CommChannel channel(comm, kCollectiveChannel, collectiveName(Collective::AllReduce));
+  CommChannel channel(comm, kCollectiveChannel, collectiveName(collective));
   if (comm.hosts.contiguous()) {
-    allReduceRing(args, channel);
+    functionFor(collective, Algorithm::Ring)(args, channel);
   } else {
-    ringInHostOrder(Collective::AllReduce, args, channel, comm.hosts);
+    ringInHostOrder(collective, args, channel, comm.hosts);
   }
   for (const Op& m : *op.members) finishAverage(m, m.args);
   return true;

@@ -959,38 +959,65 @@ TEST(MemoryChannel, UnreceivedMessagesFail) {
                Error);
 }
 
-// ---- The ring on a fused operation's calls (CollArgs::calls) -------------------------------------------
+// ---- The rings on a fused operation's calls (CollArgs::calls) ------------------------------------------
 
-// Runs the ring AllReduce over `counts.size()` calls per rank (call i in place when inPlace(i)), each in
-// guarded buffers of its own, in rank order or in host order over the alternate layout; checks each call's
-// result against the reference over its slice of the whole vector, bit-identity across ranks, inputs left
-// alone and nothing written outside the buffers. Returns what went wrong.
-::testing::AssertionResult runRingOnCalls(int p, const std::vector<size_t>& counts, weftDataType_t type,
-                                          weftRedOp_t op, bool hostOrder,
+// Runs `collective`'s ring over `counts.size()` calls per rank (call i in place when inPlace(i)), each in
+// guarded buffers of its own, in rank order or in host order over the alternate layout. Rank r's input is
+// one vector of the calls' total C (AllReduce, AllGather) or p blocks of C (ReduceScatter) cut into the
+// calls: call i has elements [o_i, o_i + c_i) of it (of each block, as its own blocks). Checks each call's
+// result against the reference over its slice, AllReduce's bit-identity across ranks, inputs left alone and
+// nothing written outside the buffers. Returns what went wrong.
+::testing::AssertionResult runRingOnCalls(Collective collective, int p, const std::vector<size_t>& counts,
+                                          weftDataType_t type, weftRedOp_t op, bool hostOrder,
                                           const std::function<bool(size_t)>& inPlace) {
   const size_t elemSize = dataTypeSize(type);
+  const auto blocks = static_cast<size_t>(p);
+  const size_t inBlocks = collective == Collective::ReduceScatter ? blocks : 1;
+  const size_t outBlocks = collective == Collective::AllGather ? blocks : 1;
   size_t total = 0;
   for (size_t count : counts) total += count;
   std::vector<std::vector<char>> inputs;
-  for (int r = 0; r < p; ++r) inputs.push_back(makeInput(total, type, op, (r + 1) * 104729 + total));
-  // send[r][i], recv[r][i]: call i of rank r (recv unused in place).
+  for (int r = 0; r < p; ++r) inputs.push_back(makeInput(inBlocks * total, type, op, (r + 1) * 104729 + total));
+  // Call i's input for rank r: its slice of each block of the whole input, block after block.
+  auto callInput = [&](int r, size_t i, size_t start) {
+    std::vector<char> in;
+    for (size_t b = 0; b < inBlocks; ++b) {
+      const char* first = inputs[r].data() + (b * total + start) * elemSize;
+      in.insert(in.end(), first, first + counts[i] * elemSize);
+    }
+    return in;
+  };
+  const std::vector<int> order = alternateOf(p).hostOrder();
+  // send[r][i], recv[r][i]: call i of rank r. In place, the input lives in recv (AllGather: at the rank's
+  // block) or the output in send (ReduceScatter). Blocks stay at their ranks' positions in host order too.
   std::vector<std::vector<GuardedBuffer>> send(p), recv(p);
   std::vector<std::vector<FusedCall>> calls(p);
   for (int r = 0; r < p; ++r) {
+    const auto position = static_cast<size_t>(r);
     size_t start = 0;
     for (size_t i = 0; i < counts.size(); ++i) {
-      const auto* first = inputs[r].data() + start * elemSize;
-      send[r].emplace_back(std::vector<char>(first, first + counts[i] * elemSize));
-      recv[r].emplace_back(counts[i] * elemSize);
+      const size_t bytes = counts[i] * elemSize;
+      send[r].emplace_back(callInput(r, i, start));
+      std::vector<char> out(outBlocks * bytes, GuardedBuffer::kUnwritten);
+      if (collective == Collective::AllGather && inPlace(i) && bytes != 0) {
+        std::memcpy(out.data() + position * bytes, send[r][i].data(), bytes);
+      }
+      recv[r].emplace_back(out);
       start += counts[i];
     }
     for (size_t i = 0; i < counts.size(); ++i) {
-      void* out = inPlace(i) ? send[r][i].data() : recv[r][i].data();
-      calls[r].push_back({send[r][i].data(), out, counts[i]});
+      const size_t bytes = counts[i] * elemSize;
+      FusedCall call{send[r][i].data(), recv[r][i].data(), counts[i]};
+      if (inPlace(i) && collective == Collective::AllReduce) call.recvbuff = send[r][i].data();
+      if (inPlace(i) && collective == Collective::AllGather) call.sendbuff = recv[r][i].data() + position * bytes;
+      if (inPlace(i) && collective == Collective::ReduceScatter)
+        call.recvbuff = send[r][i].data() + position * bytes;
+      calls[r].push_back(call);
     }
   }
-  const std::string what = fmt::format("ring on {} calls, p={} total={} type={} op={}{}", counts.size(), p, total,
-                                       dataTypeName(type), redOpName(op), hostOrder ? " in host order" : "");
+  const std::string what =
+      fmt::format("{} ring on {} calls, p={} total={} type={} op={}{}", static_cast<int>(collective),
+                  counts.size(), p, total, dataTypeName(type), redOpName(op), hostOrder ? " in host order" : "");
   MemoryWorld world(p, Delivery::Synchronous);
   try {
     world.run([&](MemoryChannel& channel) {
@@ -999,10 +1026,14 @@ TEST(MemoryChannel, UnreceivedMessagesFail) {
       args.type = type;
       args.op = op;
       args.calls = calls[channel.rank()];
-      if (!hostOrder) return allReduceRing(args, channel);
-      const std::vector<int> order = alternateOf(p).hostOrder();
-      SubChannel ring(channel, order);
-      allReduceRing(args, ring);
+      auto ring = [&](Channel& c, std::span<const int> positions) {
+        if (collective == Collective::AllReduce) return allReduceRing(args, c);
+        if (collective == Collective::AllGather) return allGatherRingOrdered(args, c, positions);
+        reduceScatterRingOrdered(args, c, positions);
+      };
+      if (!hostOrder) return ring(channel, {});
+      SubChannel sub(channel, order);
+      ring(sub, order);
     });
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << what << ": " << e.what();
@@ -1015,12 +1046,26 @@ TEST(MemoryChannel, UnreceivedMessagesFail) {
       };
       if (!send[r][i].guardsIntact() || !recv[r][i].guardsIntact())
         return failure() << "wrote outside its buffers";
-      const void* result = calls[r][i].recvbuff;
       const size_t bytes = counts[i] * elemSize;
-      auto ok = matchesReduction(result, inputs, start, counts[i], type, op);
-      if (ok) ok = sameBytes(result, calls[0][i].recvbuff, bytes, "result (not bit-identical to rank 0's)");
+      const void* result = calls[r][i].recvbuff;
+      ::testing::AssertionResult ok = ::testing::AssertionSuccess();
+      switch (collective) {
+        case Collective::AllReduce:
+          ok = matchesReduction(result, inputs, start, counts[i], type, op);
+          if (ok) ok = sameBytes(result, calls[0][i].recvbuff, bytes, "result (not bit-identical to rank 0's)");
+          break;
+        case Collective::AllGather:
+          for (int q = 0; q < p && ok; ++q) {
+            ok = sameBytes(recv[r][i].data() + q * bytes, inputs[q].data() + start * elemSize, bytes, "a block");
+          }
+          break;
+        default:
+          ok = matchesReduction(result, inputs, r * total + start, counts[i], type, op);
+          break;
+      }
       if (ok && !inPlace(i)) {
-        ok = sameBytes(send[r][i].data(), inputs[r].data() + start * elemSize, bytes, "sendbuff");
+        const std::vector<char> in = callInput(r, i, start);
+        ok = sameBytes(send[r][i].data(), in.data(), in.size(), "sendbuff");
       }
       if (!ok) return failure() << ok.message();
       start += counts[i];
@@ -1042,11 +1087,14 @@ TEST(FusedRing, CallBuffersMatchReference) {
       {weftFloat32, weftSum}, {weftInt32, weftMax}, {weftBfloat16, weftProd}, {weftUint8, weftSum}};
   for (size_t segmentBytes : {size_t{64}, gPipelineSegmentBytes.load()}) {
     const SegmentBytes segments(segmentBytes);
-    for (int p = 1; p <= 5; ++p) {
-      for (const auto& counts : layouts) {
-        for (const auto& [type, op] : kinds) {
-          EXPECT_TRUE(runRingOnCalls(p, counts, type, op, false, apart));
-          EXPECT_TRUE(runRingOnCalls(p, counts, type, op, p > 2, everyThird));
+    for (Collective collective : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter}) {
+      for (int p = 1; p <= 5; ++p) {
+        for (const auto& counts : layouts) {
+          for (const auto& [type, op] : kinds) {
+            if (collective == Collective::AllGather && op != weftSum) continue;  // moves bytes only
+            EXPECT_TRUE(runRingOnCalls(collective, p, counts, type, op, false, apart));
+            EXPECT_TRUE(runRingOnCalls(collective, p, counts, type, op, p > 2, everyThird));
+          }
         }
       }
     }
@@ -1056,8 +1104,11 @@ TEST(FusedRing, CallBuffersMatchReference) {
 // Large calls at the default segment size: many segments per call, and a vector of megabytes.
 TEST(FusedRing, LargeCalls) {
   const std::function<bool(size_t)> apart = [](size_t) { return false; };
-  EXPECT_TRUE(runRingOnCalls(3, {300000, 1, 250000, 7}, weftFloat32, weftSum, false, apart));
-  EXPECT_TRUE(runRingOnCalls(4, std::vector<size_t>(256, 1024), weftFloat32, weftSum, false, apart));
+  for (Collective collective : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter}) {
+    EXPECT_TRUE(runRingOnCalls(collective, 3, {300000, 1, 250000, 7}, weftFloat32, weftSum, false, apart));
+    EXPECT_TRUE(runRingOnCalls(collective, 4, std::vector<size_t>(256, 1024), weftFloat32, weftSum, false, apart));
+  }
 }
+
 }  // namespace
 }  // namespace weft
