@@ -14,6 +14,7 @@
 
 #include "shm_cma.h"
 #include "shm_context.h"
+#include "shm_cpus.h"
 #include "shm_log.h"
 #include "shm_socket.h"
 
@@ -39,10 +40,10 @@ struct NodeAddress {
   uint64_t cookie;
   uint64_t controlAddr;  // where the segment is mapped in the owner: read with CMA to test it
   uint32_t cma;          // 1 when this rank may use CMA
-  // The CPUs this rank may run on: CPU i is bit i % 64 of word i / 64, for the first 512 CPUs; the ones
-  // beyond are only counted (in the union, as if no other rank had them).
+  // The CPUs this rank may run on (shm_cpus.h): CPU i is bit i % 64 of word i / 64, for the first 512
+  // CPUs; the ones beyond are only counted (in the union, as if no other rank had them).
   uint32_t cpusBeyondMask;
-  uint64_t cpuMask[8];
+  uint64_t cpuMask[kCpuMaskWords];
 };
 static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
 
@@ -61,20 +62,6 @@ inline void cpuRelax() {
 }
 
 std::string errnoText(int err) { return std::strerror(err); }
-
-// How many CPUs the ranks may run on between them (each rank's affinity, as its address tells): more ranks
-// than that, and a spinning rank holds the CPU of a rank it waits for (taskset, cgroup cpusets, a Slurm
-// allocation smaller than its tasks), while ranks bound to a CPU each (mpirun --bind-to core) may spin.
-size_t cpusBetween(const std::vector<NodeAddress>& all) {
-  size_t count = 0;
-  for (size_t w = 0; w < 8; ++w) {
-    uint64_t word = 0;
-    for (const NodeAddress& a : all) word |= a.cpuMask[w];
-    count += static_cast<size_t>(__builtin_popcountll(word));
-  }
-  for (const NodeAddress& a : all) count += a.cpusBeyondMask;
-  return count;
-}
 
 }  // namespace
 
@@ -139,18 +126,7 @@ void NodeComm::address(void* out) const {
   a.cookie = mine()->cookie;
   a.controlAddr = reinterpret_cast<uint64_t>(mine());
   a.cma = cma_ ? 1 : 0;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (!CPU_ISSET(cpu, &cpus)) continue;
-      if (cpu < 64 * 8) {
-        a.cpuMask[cpu / 64] |= uint64_t{1} << (cpu % 64);
-      } else {
-        ++a.cpusBeyondMask;
-      }
-    }
-  }
+  fillCpuMask(a.cpuMask, a.cpusBeyondMask);
   std::memset(out, 0, WEFT_BACKEND_ADDRESS_BYTES);
   std::memcpy(out, &a, sizeof a);
 }

@@ -1,7 +1,13 @@
 // The loader reports each way a plugin can fail, and loads a real one.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
 
 #include "core/common/error.h"
+#include "core/common/log.h"
 #include "core/plugins/loader.h"
 #include "core/plugins/registry.h"
 
@@ -12,6 +18,31 @@ LoadAttempt tryLoad(const std::string& name, const std::string& dir) {
   LoadedPlugin plugin;
   return loadPlugin(name, {dir}, plugin);
 }
+
+// While one lives, what Weft's logger writes at warn level or above is also kept here (with WEFT_LOG_LEVEL
+// set higher, the logger is lowered to warn meanwhile). Single-threaded use only: it edits the logger's sinks.
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_st>(text_)), level_(log::get().level()) {
+    sink_->set_level(spdlog::level::warn);
+    log::get().sinks().push_back(sink_);
+    if (level_ > spdlog::level::warn) log::get().set_level(spdlog::level::warn);
+  }
+  ~LogCapture() {
+    auto& sinks = log::get().sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+    log::get().set_level(level_);
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_st> sink_;
+  spdlog::level::level_enum level_;
+};
 
 TEST(PluginLoader, MissingFileSaysNotFoundAndWhere) {
   LoadAttempt a = tryLoad("absent", WEFT_FIXTURE_PLUGIN_DIR);
@@ -49,6 +80,59 @@ TEST(PluginLoader, SearchesFoldersInOrder) {
   EXPECT_NE(plugin.plugin->transport, nullptr);
   EXPECT_EQ(a.path, std::string(WEFT_PLUGIN_BUILD_DIR) + "/libweft-plugin-tcp.so");
   // The loader hands over a live plugin; its owner finalizes it (else LeakSanitizer reports the context).
+  EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
+}
+
+// A transport's weftTransportVec_v1 of an unknown ABI version, or without one of its calls, is ignored with a
+// warning that says so; the plugin itself loads.
+TEST(PluginLoader, IgnoresTransportVecOfUnknownVersion) {
+  LogCapture log;
+  LoadedPlugin plugin;
+  LoadAttempt a = loadPlugin("badvecversion", {WEFT_FIXTURE_PLUGIN_DIR}, plugin);
+  ASSERT_TRUE(a.loaded) << a.reason;
+  EXPECT_NE(plugin.plugin->transport, nullptr);
+  EXPECT_EQ(plugin.transportVec, nullptr);
+  EXPECT_NE(log.text().find("plugin badvecversion: ignoring weftTransportVec_v1 (ABI version 2 or calls missing"),
+            std::string::npos)
+      << log.text();
+  EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
+}
+
+TEST(PluginLoader, IgnoresTransportVecWithMissingCall) {
+  LogCapture log;
+  LoadedPlugin plugin;
+  LoadAttempt a = loadPlugin("badveccalls", {WEFT_FIXTURE_PLUGIN_DIR}, plugin);
+  ASSERT_TRUE(a.loaded) << a.reason;
+  EXPECT_EQ(plugin.transportVec, nullptr);
+  EXPECT_NE(log.text().find("plugin badveccalls: ignoring weftTransportVec_v1 (ABI version 1 or calls missing"),
+            std::string::npos)
+      << log.text();
+  EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
+}
+
+// tcp offers vectored messages; shm does not (it offers the backend's list extension instead).
+TEST(PluginLoader, KeepsTcpTransportVec) {
+  LogCapture log;
+  LoadedPlugin plugin;
+  LoadAttempt a = loadPlugin("tcp", {WEFT_PLUGIN_BUILD_DIR}, plugin);
+  ASSERT_TRUE(a.loaded) << a.reason;
+  ASSERT_NE(plugin.transportVec, nullptr);
+  EXPECT_EQ(plugin.transportVec->abiVersion, 1U);
+  EXPECT_NE(plugin.transportVec->isendv, nullptr);
+  EXPECT_NE(plugin.transportVec->irecvv, nullptr);
+  EXPECT_EQ(log.text().find("ignoring"), std::string::npos) << log.text();
+  EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
+}
+
+TEST(PluginLoader, ShmHasNoTransportVec) {
+  LogCapture log;
+  LoadedPlugin plugin;
+  LoadAttempt a = loadPlugin("shm", {WEFT_PLUGIN_BUILD_DIR}, plugin);
+  ASSERT_TRUE(a.loaded) << a.reason;
+  EXPECT_EQ(plugin.transportVec, nullptr);
+  EXPECT_NE(plugin.plugin->backend, nullptr);
+  EXPECT_NE(plugin.backendList, nullptr);
+  EXPECT_EQ(log.text().find("ignoring"), std::string::npos) << log.text();
   EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
 }
 
