@@ -1,7 +1,9 @@
-// Running a fused operation: its members' inputs packed into a fusion buffer, the collective, the result
-// unpacked into each member's output, piece by piece (512 KiB) so that the copies stay in cache. Where
-// the members' buffers already lie end to end, the collective runs on them directly and that side is not
-// copied.
+// Running a fused operation, by the first of these that applies (fused_run.cpp says when each does): on the
+// members' own buffers through the backend's buffer lists or its runMany, or through Weft's rings with
+// vectored messages (runRingOnCallBuffers); otherwise its members' inputs packed into a fusion buffer, the
+// collective, the result unpacked into each member's output, piece by piece (512 KiB) so that the copies
+// stay in cache. Where the members' buffers already lie end to end, the collective runs on them directly
+// and that side is not copied.
 //
 // Layouts, for members i with counts c_i, C = sum c_i, offsets o_i = sum_{j<i} c_j, p ranks:
 //   AllReduce      in: member i at o_i                    out: the same
