@@ -106,7 +106,7 @@ Request CommChannel::postVectored(int peer, bool isRecv, std::span<const BufferP
   for (const BufferPiece& piece : pieces) bytes += piece.bytes;
   Transfer& t = newTransfer(peer, isRecv, nullptr, bytes);
   for (const BufferPiece& piece : pieces) t.pieces.push_back({piece.data, piece.bytes});
-  t.vectored = peer != comm_.rank && comm_.connections->vecOps(peer) != nullptr;
+  t.vectored = !pieces.empty() && peer != comm_.rank && comm_.connections->vecOps(peer) != nullptr;
   if (!t.vectored) {
     t.bounce.resize(bytes);
     t.data = t.bounce.data();
