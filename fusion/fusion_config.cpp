@@ -15,7 +15,7 @@ namespace {
 constexpr const char* kCollNames[] = {"allreduce", "allgather", "reducescatter"};
 constexpr weftCollType_t kColls[] = {weftCollAllReduce, weftCollAllGather, weftCollReduceScatter};
 
-std::vector<std::string> split(const std::string& text, char separator) {
+std::vector<std::string> splitAt(const std::string& text, char separator) {
   std::vector<std::string> parts;
   std::stringstream stream(text);
   for (std::string part; std::getline(stream, part, separator);) parts.push_back(part);
@@ -49,7 +49,7 @@ size_t parseMegabytes(const std::string& text, const std::string& entry) {
 
 std::vector<int> parseIndexList(const std::string& text) {
   std::vector<int> indices;
-  for (const std::string& item : split(text, ',')) {
+  for (const std::string& item : splitAt(text, ',')) {
     errno = 0;
     char* end = nullptr;
     long value = std::strtol(item.c_str(), &end, 10);
@@ -117,9 +117,9 @@ FusionSetting settingFromConfig(weftCollType_t coll, const weftFusionConfig_t& c
 std::array<FusionSetting, 3> parseFusionEnvironment(const std::string& fusion, const std::string& index) {
   std::array<FusionSetting, 3> settings;
   std::array<bool, 3> named{};
-  for (const std::string& entry : split(fusion, ';')) {
+  for (const std::string& entry : splitAt(fusion, ';')) {
     if (entry.empty()) continue;
-    std::vector<std::string> fields = split(entry, ':');
+    std::vector<std::string> fields = splitAt(entry, ':');
     std::optional<size_t> slot;
     for (size_t s = 0; s < 3; ++s) {
       if (!fields.empty() && fields[0] == kCollNames[s]) slot = s;

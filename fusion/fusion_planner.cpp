@@ -16,8 +16,8 @@ namespace weft {
 namespace {
 
 // What makes operations compatible; segment is the Index mode's.
-using Key = std::tuple<OpKind, const weftComm*, weftDataType_t, weftRedOp_t, const weftStream*, int, int>;
-constexpr size_t kSegment = 6;  // the Key's last field
+using BucketKey = std::tuple<OpKind, const weftComm*, weftDataType_t, weftRedOp_t, const weftStream*, int, int>;
+constexpr size_t kSegment = 6;  // the BucketKey's last field
 
 std::optional<size_t> slotOf(OpKind kind) {
   switch (kind) {
@@ -73,12 +73,12 @@ struct FusionPlanner::State {
   std::deque<Launch> launches;  // not taken yet, in launch order
   size_t taken = 0;             // launches taken so far: launch numbers count from the group's start
   std::vector<Bucket> buckets;
-  std::map<Key, size_t> open;                     // key -> bucket that calls may still join
+  std::map<BucketKey, size_t> open;                     // key -> bucket that calls may still join
   std::map<const weftComm*, int> allReduceIndex;  // Index mode's op counter
 
   const FusionSetting& setting(const weftComm* comm, size_t slot);
   Launch& launchOfBucket(size_t bucket) { return launches[buckets[bucket].launch - taken]; }
-  void close(std::map<Key, size_t>::iterator bucket);
+  void close(std::map<BucketKey, size_t>::iterator bucket);
   void closeSegmentsBefore(const weftComm* comm, int segment);
   void add(const HeldOp& call);
 };
@@ -94,7 +94,7 @@ const FusionSetting& FusionPlanner::State::setting(const weftComm* comm, size_t 
   return it->second;
 }
 
-void FusionPlanner::State::close(std::map<Key, size_t>::iterator bucket) {
+void FusionPlanner::State::close(std::map<BucketKey, size_t>::iterator bucket) {
   launchOfBucket(bucket->second).closed = true;
   open.erase(bucket);
 }
@@ -115,7 +115,7 @@ void FusionPlanner::State::add(const HeldOp& call) {
     const int segment = static_cast<int>(std::upper_bound(s.splitIndices.begin(), s.splitIndices.end(), index) -
                                          s.splitIndices.begin());
     if (s.mode == weftFusionIndex) closeSegmentsBefore(op.comm, segment);
-    Key key{op.kind,
+    BucketKey key{op.kind,
             op.comm,
             op.args.type,
             op.args.op,

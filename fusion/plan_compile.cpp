@@ -14,9 +14,9 @@ namespace {
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
-using Key = std::tuple<OpKind, size_t, weftDataType_t, weftRedOp_t, int, const weftComm*, int>;
+using SubgraphKey = std::tuple<OpKind, size_t, weftDataType_t, weftRedOp_t, int, const weftComm*, int>;
 
-Key keyOf(const Op& op) {
+SubgraphKey keyOf(const Op& op) {
   return {op.kind, op.args.count, op.args.type, op.args.op, op.args.root, op.comm, op.fusionId};
 }
 
@@ -49,7 +49,7 @@ PlanClassification classifyPlan(std::span<const Op> calls, const PlanLimits& lim
   PlanClassification c;
   c.numOps = static_cast<int>(calls.size());
   // Keys in order of first appearance, with their number of calls.
-  std::map<Key, size_t> position;
+  std::map<SubgraphKey, size_t> position;
   std::vector<std::pair<const Op*, int>> groups;
   std::vector<size_t> groupOf;  // per call
   groupOf.reserve(calls.size());

@@ -31,9 +31,10 @@ echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long)
 clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/probe" > "$probe/log" 2>&1 ||
   skip "clang++ cannot link -fsanitize=fuzzer,address,undefined (libFuzzer or sanitizer runtimes missing): $(tail -n 3 "$probe/log")"
 
-# The project's own CMake, only the fuzz targets built (tests/fuzz/CMakeLists.txt).
+# The project's own CMake, only the fuzz targets built (tests/fuzz/CMakeLists.txt), as a unity build (64 s
+# instead of 79 on the 2-vCPU EPYC CI box).
 if ! cmake -S "$src" -B "$build" -DWEFT_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log" 2>&1; then
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON > "$build/configure.log" 2>&1; then
   tail -n 40 "$build/configure.log"
   echo "FAILED: configuring the clang fuzz tree in $build"
   exit 1

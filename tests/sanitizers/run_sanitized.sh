@@ -53,7 +53,7 @@ cc=${CC:-cc}
 # all a report's stack needs). On 2026-11-23 (CI 29 min 20 s there) the algorithm simulations on 4 ranks went
 # too, but for the hierarchical ones and the rings in host order (the only ones with two ranks per host; 1 to
 # 3 ranks cover the others' powers of two and not): 67 s of the subset's test time.
-CI_EXCLUDE='^collectives_np[145]$|^collectives_np4_|^fusion_np[345]$|^plans_np[34]$|^plans_np3_tcp$|^plans_np4_shm$|^collectives_np3$|^collectives_np3_one_cpu$|^fusion_np[34]_(tcp|shm|nocma)$|_hosts_|_mpi$|^weft_info_|^install_consumer$|^soak_np[34]_|Test\..*_p[5-9]( |$)|Test\.(?!.*(Hierarchical|HostOrder)).*_p4( |$)'
+CI_EXCLUDE='^collectives_np[145]$|^collectives_np4_|^fusion_np[345]$|^plans_np[34]$|^plans_np3_tcp$|^plans_np4_shm$|^collectives_np3$|^collectives_np3_one_cpu$|^fusion_np[34]_(tcp|shm|nocma|shm_node_off)$|_hosts_|_mpi$|^weft_info_|^install_consumer$|^soak_np[34]_|Test\..*_p[5-9]( |$)|Test\.(?!.*(Hierarchical|HostOrder)).*_p4( |$)'
 
 skip() {
   echo "SKIPPED: $*"
@@ -74,9 +74,12 @@ if ! "$probe/probe" > "$probe/log" 2>&1; then
 fi
 
 # Debug with the chosen level and NDEBUG: the top CMakeLists fixes RelWithDebInfo at -O3, Debug's flags come
-# from the cache.
+# from the cache. A unity build (CMake batches of a target's sources in one translation unit): the sanitized
+# subset built in 4 min 13 s instead of 7 min 50 s on the 2-vCPU EPYC CI box (2026-11-23); reports still name
+# the original files and lines. It needs names in anonymous namespaces to differ between a target's files.
 if ! cmake -S "$src" -B "$build" -DWEFT_SANITIZE="$sanitize" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="$opt -g1 -DNDEBUG" -DCMAKE_C_FLAGS_DEBUG="$opt -g1 -DNDEBUG" \
+  -DCMAKE_UNITY_BUILD=ON \
   > "$build/configure.log" 2>&1; then
   tail -n 40 "$build/configure.log"
   echo "FAILED: configuring the sanitized tree in $build"

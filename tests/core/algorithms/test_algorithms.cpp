@@ -1090,10 +1090,14 @@ TEST(FusedRing, CallBuffersMatchReference) {
     for (Collective collective : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter}) {
       for (int p = 1; p <= 5; ++p) {
         for (const auto& counts : layouts) {
+          bool alternate = p % 2 == 1;  // every other case in place and in host order
           for (const auto& [type, op] : kinds) {
             if (collective == Collective::AllGather && op != weftSum) continue;  // moves bytes only
-            EXPECT_TRUE(runRingOnCalls(collective, p, counts, type, op, false, apart));
-            EXPECT_TRUE(runRingOnCalls(collective, p, counts, type, op, p > 2, everyThird));
+            // Tiny segments over thousands of elements: one type is enough to walk the pieces.
+            if (segmentBytes == 64 && counts.size() > 6 && type != weftFloat32) continue;
+            alternate = !alternate;
+            EXPECT_TRUE(runRingOnCalls(collective, p, counts, type, op, alternate && p > 2,
+                                       alternate ? everyThird : apart));
           }
         }
       }
