@@ -73,7 +73,7 @@ struct FusionPlanner::State {
   std::deque<Launch> launches;  // not taken yet, in launch order
   size_t taken = 0;             // launches taken so far: launch numbers count from the group's start
   std::vector<Bucket> buckets;
-  std::map<BucketKey, size_t> open;                     // key -> bucket that calls may still join
+  std::map<BucketKey, size_t> open;               // key -> bucket that calls may still join
   std::map<const weftComm*, int> allReduceIndex;  // Index mode's op counter
 
   const FusionSetting& setting(const weftComm* comm, size_t slot);
@@ -116,12 +116,12 @@ void FusionPlanner::State::add(const HeldOp& call) {
                                          s.splitIndices.begin());
     if (s.mode == weftFusionIndex) closeSegmentsBefore(op.comm, segment);
     BucketKey key{op.kind,
-            op.comm,
-            op.args.type,
-            op.args.op,
-            call.stream,
-            op.fusionId,
-            s.mode == weftFusionIndex ? segment : 0};
+                  op.comm,
+                  op.args.type,
+                  op.args.op,
+                  call.stream,
+                  op.fusionId,
+                  s.mode == weftFusionIndex ? segment : 0};
     if (s.mode != weftFusionOff && !(bySize && bytes > threshold)) {
       auto it = open.find(key);
       if (it != open.end()) {
