@@ -185,6 +185,28 @@ void sendAll(void* ctx, void* sendComm, const std::vector<size_t>& sizes, uint32
   }
 }
 
+// Tests every request, newest first, until all are done (each then set to null), calling onDone(k, size)
+// for request k as it completes; waits in the transport between passes.
+template <typename OnDone>
+void testUntilDone(void* ctx, std::vector<void*>& reqs, OnDone onDone) {
+  size_t left = reqs.size();
+  auto deadline = Clock::now() + kDeadline;
+  while (left > 0) {
+    ASSERT_LT(Clock::now(), deadline);
+    for (size_t k = reqs.size(); k-- > 0;) {
+      if (reqs[k] == nullptr) continue;
+      int done = 0;
+      size_t size = 0;
+      ASSERT_EQ(gOps->test(reqs[k], &done, &size), weftSuccess) << "message " << k;
+      if (!done) continue;
+      reqs[k] = nullptr;
+      --left;
+      onDone(k, size);
+    }
+    if (left > 0) gOps->waitReady(ctx, 1000);
+  }
+}
+
 // Receives the messages of sendAll (all posted at once), testing the newest first.
 void recvAll(void* ctx, void* recvComm, const std::vector<size_t>& sizes, uint32_t tag) {
   std::vector<std::vector<unsigned char>> bufs;
@@ -193,24 +215,11 @@ void recvAll(void* ctx, void* recvComm, const std::vector<size_t>& sizes, uint32
   for (size_t m = 0; m < sizes.size(); ++m) {
     ASSERT_EQ(gOps->irecv(recvComm, bufs[m].data(), bufs[m].size(), tag, nullptr, &reqs[m]), weftSuccess);
   }
-  size_t left = sizes.size();
-  auto deadline = Clock::now() + kDeadline;
-  while (left > 0) {
-    ASSERT_LT(Clock::now(), deadline);
-    for (size_t k = sizes.size(); k-- > 0;) {
-      if (reqs[k] == nullptr) continue;
-      int done = 0;
-      size_t size = 0;
-      ASSERT_EQ(gOps->test(reqs[k], &done, &size), weftSuccess) << "message " << k;
-      if (!done) continue;
-      reqs[k] = nullptr;
-      --left;
-      EXPECT_EQ(size, sizes[k]) << "message " << k;
-      EXPECT_TRUE(checkMessage(k, bufs[k].data(), sizes[k])) << "message " << k;
-      EXPECT_EQ(bufs[k][sizes[k]], 0xee) << "message " << k;
-    }
-    if (left > 0) gOps->waitReady(ctx, 1000);
-  }
+  testUntilDone(ctx, reqs, [&](size_t k, size_t size) {
+    EXPECT_EQ(size, sizes[k]) << "message " << k;
+    EXPECT_TRUE(checkMessage(k, bufs[k].data(), sizes[k])) << "message " << k;
+    EXPECT_EQ(bufs[k][sizes[k]], 0xee) << "message " << k;
+  });
 }
 
 TEST_F(TcpPlugin, EntryTable) {
@@ -641,23 +650,10 @@ void sendAllVec(void* ctx, void* sendComm, std::vector<VecMessage>& msgs, uint32
 void recvAllVec(void* ctx, void* recvComm, std::vector<VecMessage>& msgs, uint32_t tag) {
   std::vector<void*> reqs(msgs.size(), nullptr);
   for (size_t m = 0; m < msgs.size(); ++m) ASSERT_EQ(postRecv(recvComm, msgs[m], tag, &reqs[m]), weftSuccess);
-  size_t left = msgs.size();
-  auto deadline = Clock::now() + kDeadline;
-  while (left > 0) {
-    ASSERT_LT(Clock::now(), deadline);
-    for (size_t k = msgs.size(); k-- > 0;) {
-      if (reqs[k] == nullptr) continue;
-      int done = 0;
-      size_t size = 0;
-      ASSERT_EQ(gOps->test(reqs[k], &done, &size), weftSuccess) << "message " << k;
-      if (!done) continue;
-      reqs[k] = nullptr;
-      --left;
-      EXPECT_EQ(size, msgs[k].length) << "message " << k;
-      EXPECT_TRUE(msgs[k].in->holds(k, msgs[k].length)) << "message " << k;
-    }
-    if (left > 0) gOps->waitReady(ctx, 1000);
-  }
+  testUntilDone(ctx, reqs, [&](size_t k, size_t size) {
+    EXPECT_EQ(size, msgs[k].length) << "message " << k;
+    EXPECT_TRUE(msgs[k].in->holds(k, msgs[k].length)) << "message " << k;
+  });
 }
 
 // Messages for a vectored round trip (seeded): vectored sends into plain receives, plain sends into vectored
