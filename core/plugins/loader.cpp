@@ -103,6 +103,23 @@ LoadAttempt loadPlugin(const std::string& name, const std::vector<std::string>& 
                 "not found: no " + pluginFileName(name) + " in " + (where.empty() ? "(no folder)" : where));
 }
 
+namespace {
+
+// An optional extension a plugin exports next to its table (a versioned struct of its own): kept when its
+// version is 1 and `complete` says its calls are there, otherwise ignored with a warning (the plugin still
+// loads). Null when the plugin does not export it.
+template <typename Extension, typename Complete>
+const Extension* optionalExtension(void* library, const std::string& name, const char* symbol, Complete complete) {
+  auto* extension = static_cast<const Extension*>(dlsym(library, symbol));
+  if (extension == nullptr) return nullptr;
+  if (extension->abiVersion == 1 && complete(*extension)) return extension;
+  log::warn("plugin {}: ignoring {} (ABI version {} or calls missing; this Weft understands 1)", name, symbol,
+            extension->abiVersion);
+  return nullptr;
+}
+
+}  // namespace
+
 LoadAttempt loadPluginFile(const std::string& name, const std::string& path, LoadedPlugin& loaded) {
   LoadAttempt attempt{name, path, false, ""};
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -135,24 +152,13 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
   loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr, nullptr};
   if (plugin->getProperties) plugin->getProperties(context, &loaded.props);
   if (plugin->transport != nullptr) {
-    auto* vec = static_cast<const weftTransportVecOps_v1*>(dlsym(library, WEFT_TRANSPORT_VEC_SYMBOL_V1));
-    if (vec != nullptr && vec->abiVersion == 1 && vec->isendv != nullptr && vec->irecvv != nullptr) {
-      loaded.transportVec = vec;
-    } else if (vec != nullptr) {
-      log::warn("plugin {}: ignoring " WEFT_TRANSPORT_VEC_SYMBOL_V1
-                " (ABI version {} or calls missing; this Weft understands 1)",
-                name, vec->abiVersion);
-    }
+    loaded.transportVec = optionalExtension<weftTransportVecOps_v1>(
+        library, name, WEFT_TRANSPORT_VEC_SYMBOL_V1, [](const auto& vec) { return vec.isendv && vec.irecvv; });
   }
   if (plugin->backend != nullptr) {
-    auto* list = static_cast<const weftBackendListOps_v1*>(dlsym(library, WEFT_BACKEND_LIST_SYMBOL_V1));
-    if (list != nullptr && list->abiVersion == 1 && list->supportsList != nullptr && list->runList != nullptr) {
-      loaded.backendList = list;
-    } else if (list != nullptr) {
-      log::warn("plugin {}: ignoring " WEFT_BACKEND_LIST_SYMBOL_V1
-                " (ABI version {} or calls missing; this Weft understands 1)",
-                name, list->abiVersion);
-    }
+    loaded.backendList = optionalExtension<weftBackendListOps_v1>(
+        library, name, WEFT_BACKEND_LIST_SYMBOL_V1,
+        [](const auto& list) { return list.supportsList && list.runList; });
   }
   attempt.loaded = true;
   log::info("plugin {}: loaded from {}", name, path);
