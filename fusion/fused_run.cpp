@@ -79,8 +79,8 @@ constexpr size_t kRunManyMaxAverageBytes = size_t{8} << 10;
 constexpr size_t kVectoredMinAverageBytes = size_t{1} << 10;
 
 void runOnBufferList(Backend& backend, const Op& op) {
-  std::vector<weftBackendBuffer_v1> buffers;
-  buffers.reserve(op.members->size());
+  std::vector<weftBackendBuffer_v1>& buffers = op.comm->backendBuffers;  // kept: no allocation next time
+  buffers.clear();
   for (const Op& m : *op.members) buffers.push_back({m.args.sendbuff, m.args.recvbuff, m.args.count});
   runListOnBackend(backend, op, buffers);
 }

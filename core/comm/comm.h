@@ -44,7 +44,8 @@ struct weftComm {
   // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).
   bool backendTried = false;
   std::unique_ptr<weft::Backend> backend;
-  std::vector<weftBackendOp_v1> backendOps;  // a run of independent calls handed to it (under the turn)
+  std::vector<weftBackendOp_v1> backendOps;          // a run of independent calls handed to it (under the turn)
+  std::vector<weftBackendBuffer_v1> backendBuffers;  // a fused call's buffer list handed to it (under the turn)
 
   // Operations run in the order they were issued (see core/comm/ordering.h).
   std::mutex orderMutex;  // only for sleeping: the counters are atomic

@@ -105,8 +105,12 @@ Request CommChannel::postVectored(int peer, bool isRecv, std::span<const BufferP
   size_t bytes = 0;
   for (const BufferPiece& piece : pieces) bytes += piece.bytes;
   Transfer& t = newTransfer(peer, isRecv, nullptr, bytes);
-  for (const BufferPiece& piece : pieces) t.pieces.push_back({piece.data, piece.bytes});
   t.vectored = !pieces.empty() && peer != comm_.rank && comm_.connections->vecOps(peer) != nullptr;
+  // The pieces are kept for the transport's vectored calls, or for scattering a received bounce buffer; a
+  // send without vectored calls is packed into the bounce buffer now and sent from it like any message.
+  if (t.vectored || isRecv) {
+    for (const BufferPiece& piece : pieces) t.pieces.push_back({piece.data, piece.bytes});
+  }
   if (!t.vectored) {
     t.bounce.resize(bytes);
     t.data = t.bounce.data();
@@ -116,7 +120,6 @@ Request CommChannel::postVectored(int peer, bool isRecv, std::span<const BufferP
         if (piece.bytes != 0) std::memcpy(to, piece.data, piece.bytes);
         to += piece.bytes;
       }
-      t.pieces.clear();  // sent from the bounce buffer like any message
     }
   }
   return post(t);

@@ -17,8 +17,9 @@ size_t LaneState::bytesHeld() const {
   size_t bytes = sizeof(*this) + storage.transfers.size() * sizeof(ChannelTransfer) +
                  capacityBytes(storage.active) + capacityBytes(storage.unstarted) +
                  capacityBytes(storage.blocked) + capacityBytes(storage.kept);
+  for (const ChannelTransfer& t : storage.transfers) bytes += capacityBytes(t.pieces) + capacityBytes(t.bounce);
   return bytes + summedCapacityBytes(scratch) + summedCapacityBytes(fusionBuffers) +
-         summedCapacityBytes(selfMessages);
+         summedCapacityBytes(selfMessages) + capacityBytes(fusedCalls);
 }
 
 LaneState& laneOf(weftComm& comm) { return boundComm == &comm ? *boundLane : comm.mainLane; }
