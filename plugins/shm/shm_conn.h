@@ -108,6 +108,7 @@ class Connection {
   bool cma_;
   bool peerGone_ = false;
   std::chrono::steady_clock::time_point lastPeerCheck_{};
+  uint32_t idleTests_ = 0;  // idle tests since the clock was last read (checkPeer)
 
   // Ring positions (stream offsets; they only grow). The sender owns head, the receiver tail; each keeps the
   // last value it saw of the other's, and how far it has published its own.
