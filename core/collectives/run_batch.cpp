@@ -1,5 +1,5 @@
 // Runs a group of operations (or a single call) in issue order.
-#include <array>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -23,20 +23,17 @@ struct TurnGuard {
 };
 
 // The point-to-point channels of a batch's Send/Recv, one per communicator, made at first use. A batch
-// rarely spans many communicators: the first few need no allocation.
+// rarely spans several communicators: the first needs no allocation.
 class PointToPointChannels {
  public:
   CommChannel& of(weftComm& comm) {
-    for (size_t i = 0; i < used_; ++i) {
-      if (comms_[i] == &comm) return *inline_[i];
-    }
+    if (first_ && firstComm_ == &comm) return *first_;
     for (auto& [c, channel] : more_) {
       if (c == &comm) return *channel;
     }
-    if (used_ < kInline) {
-      comms_[used_] = &comm;
-      inline_[used_].emplace(comm, kPointToPointChannel, "weftSend/weftRecv");
-      return *inline_[used_++];
+    if (!first_) {
+      firstComm_ = &comm;
+      return first_.emplace(comm, kPointToPointChannel, "weftSend/weftRecv");
     }
     return *more_
                 .emplace_back(&comm,
@@ -44,19 +41,31 @@ class PointToPointChannels {
                 .second;
   }
   void waitAll() {
-    for (size_t i = 0; i < used_; ++i) inline_[i]->waitKept();
+    if (first_) first_->waitKept();
     for (auto& entry : more_) entry.second->waitKept();
   }
 
  private:
-  static constexpr size_t kInline = 4;
-  std::array<std::optional<CommChannel>, kInline> inline_;
-  std::array<weftComm*, kInline> comms_{};
-  size_t used_ = 0;
+  std::optional<CommChannel> first_;
+  weftComm* firstComm_ = nullptr;
   std::vector<std::pair<weftComm*, std::unique_ptr<CommChannel>>> more_;
 };
 
+void runCollectives(std::span<const Op> ops, const BatchCollectives* collectives) {
+  if (collectives != nullptr) collectives->run(collectives->context);
+  for (const Op& op : ops) {
+    if (isPointToPoint(op)) continue;
+    if (op.comm->checkCalls) checkSameCall(op);
+    runOperation(op);
+  }
+}
+
 void runOps(std::span<const Op> ops, const BatchCollectives* collectives) {
+  // Most batches are one collective: they need no point-to-point channel (whose setup would cost a fair part
+  // of a small collective).
+  if (std::none_of(ops.begin(), ops.end(), [](const Op& op) { return isPointToPoint(op); })) {
+    return runCollectives(ops, collectives);
+  }
   // Send/Recv start first and finish last: their partners may sit anywhere in the peer's group, and
   // collectives use a channel of their own, so nothing here waits on a message queued behind it.
   PointToPointChannels pointToPoint;
@@ -67,12 +76,7 @@ void runOps(std::span<const Op> ops, const BatchCollectives* collectives) {
     channel.keep(op.kind == OpKind::Send ? channel.isend(op.args.root, op.args.sendbuff, bytes)
                                          : channel.irecv(op.args.root, op.args.recvbuff, bytes));
   }
-  if (collectives != nullptr) collectives->run(collectives->context);
-  for (const Op& op : ops) {
-    if (isPointToPoint(op)) continue;
-    if (op.comm->checkCalls) checkSameCall(op);
-    runOperation(op);
-  }
+  runCollectives(ops, collectives);
   pointToPoint.waitAll();
 }
 

@@ -10,8 +10,8 @@ void BackendWatch::begin(const char* operation, const char* backend) {
   operation_ = operation;
   backend_ = backend;
   ++call_;
-  started_ = Clock::now();
-  comm_.control->pollNowAndThen(started_);
+  started_ = {};  // set by the first callback: a call that never waits reads no clock
+  comm_.control->pollEveryFewCalls();
   throwIfFault();
 }
 
@@ -25,6 +25,7 @@ bool BackendWatch::shouldStop() {
   // The plugin may call back every few microseconds while it spins: the control channel is polled only
   // now and then, since it costs syscalls.
   auto now = Clock::now();
+  if (started_ == Clock::time_point{}) started_ = now;  // the plugin has just begun to wait
   comm_.control->pollNowAndThen(now);
   if (comm_.control->hasFault()) return true;
   if (stall_.due(now, started_)) {

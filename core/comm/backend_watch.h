@@ -47,7 +47,7 @@ class BackendWatch {
   uint64_t call_ = 0;  // numbered from 1
   std::string name_;
   StallReport stall_;
-  Clock::time_point started_{};
+  Clock::time_point started_{};  // when the current call first called back (unset until then)
 };
 
 }  // namespace weft

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -38,10 +39,16 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation
   store_.kept.clear();
   store_.unstarted.assign(static_cast<size_t>(comm.nranks) * 2, 0);
   store_.blocked.assign(static_cast<size_t>(comm.nranks) * 2, 0);
-  const size_t room = sizeof(operation_) - 1;
   if (lane_ != nullptr) collectiveTag_ = lane_->collectiveCount++;
-  char* end = lane_ != nullptr ? fmt::format_to_n(operation_, room, "{} #{}", operation, collectiveTag_).out
-                               : fmt::format_to_n(operation_, room, "{}", operation).out;
+  // By hand rather than with fmt: this runs for every operation, and fmt's formatting machinery cost more
+  // than the rest of a small Send/Recv's setup.
+  char* const last = operation_ + sizeof(operation_) - 1;
+  char* end = operation_ + operation.copy(operation_, static_cast<size_t>(last - operation_));
+  if (lane_ != nullptr && last - end > 2) {
+    end[0] = ' ';
+    end[1] = '#';
+    if (auto [next, error] = std::to_chars(end + 2, last, collectiveTag_); error == std::errc{}) end = next;
+  }
   *end = '\0';
 }
 
@@ -250,7 +257,7 @@ void CommChannel::waitAll(std::span<Request> requests) {
   bool clockRunning = false;
   int idleRounds = 0;
   StallReport stall(comm_);
-  comm_.control->pollNowAndThen();  // also when this wait turns out short: see pollNowAndThen
+  comm_.control->pollEveryFewCalls();  // also when every wait turns out short: see pollNowAndThen
   comm_.control->throwIfFault(operation());
   while (!allDone()) {
     if (comm_.aborted.load(std::memory_order_relaxed))
