@@ -23,6 +23,8 @@ struct PluginReport {
   double latencyUs = 0;
   double bandwidthGBps = 0;
   bool offersBackend = false;  // a transport that also runs whole collectives (shm's node backend)
+  // Optional extensions it exports that the loader kept (their symbols), e.g. "weftTransportVec_v1".
+  std::vector<std::string> extensions;
 };
 
 struct SettingReport {

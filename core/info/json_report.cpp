@@ -39,6 +39,7 @@ Json plugin(const PluginReport& p) {
           {"abi_version", p.abiVersion == 0 ? Json(nullptr) : Json(p.abiVersion)},
           {"kind", textOrNull(p.kind)},
           {"shadowed_by", textOrNull(p.shadowedBy)},
+          {"extensions", p.extensions},
           {"properties", properties}};
 }
 

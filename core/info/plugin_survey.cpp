@@ -61,6 +61,9 @@ PluginReport report(const LoadAttempt& attempt, const LoadedPlugin& plugin) {
   r.kind = kindName(attempt.kind);
   if (!attempt.loaded) return r;
   r.offersBackend = plugin.plugin->backend != nullptr;
+  // Those the loader kept: one it ignored (wrong version, a call missing) is not one Weft uses.
+  if (plugin.transportVec != nullptr) r.extensions.emplace_back(WEFT_TRANSPORT_VEC_SYMBOL_V1);
+  if (plugin.backendList != nullptr) r.extensions.emplace_back(WEFT_BACKEND_LIST_SYMBOL_V1);
   if (plugin.plugin->kind == weftPluginTransport) {
     r.reach = plugin.props.reach == weftReachSameHost ? "same host" : "any host";
     r.latencyUs = plugin.props.latencyUs;

@@ -16,6 +16,7 @@ std::string pluginLine(const PluginReport& p) {
     line += fmt::format("\n  {:<12} {} reach, ~{:g} us, ~{:g} GB/s{}", "", p.reach, p.latencyUs, p.bandwidthGBps,
                         p.offersBackend ? ", offers a collective backend" : "");
   }
+  if (!p.extensions.empty()) line += fmt::format("\n  {:<12} extensions: {}", "", fmt::join(p.extensions, ", "));
   if (!p.loaded) line += fmt::format("\n  {:<12} why: {}", "", p.reason);
   if (!p.shadowedBy.empty())
     line += fmt::format("\n  {:<12} shadowed by {} (the loader uses that one)", "", p.shadowedBy);

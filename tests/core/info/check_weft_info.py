@@ -42,6 +42,15 @@ def plugin(data, name):
     return found[0]
 
 
+def exported_extensions(path):
+    """The optional extension symbols a plugin file exports, as the dynamic symbol table says (nm -D), in the
+    order weft-info lists them."""
+    done = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, timeout=60)
+    check(done.returncode == 0, f"nm -D {path}: {done.stderr}")
+    symbols = {line.split()[-1] for line in done.stdout.splitlines() if line.strip()}
+    return [s for s in ("weftTransportVec_v1", "weftBackendList_v1") if s in symbols]
+
+
 def setting(data, name):
     found = [s for s in data["settings"] if s["name"] == name]
     check(len(found) == 1, f"setting {name} reported {len(found)} times")
@@ -59,6 +68,8 @@ if case == "plugins":
         check(p["loaded"], f"{name} not loaded: {p['reason']}")
         check(os.path.samefile(p["file"], expected), f"{name} loaded from {p['file']}, not {expected}")
         check(p["abi_version"] == 1 and p["kind"] == "transport", f"{name}: {p}")
+        check(p["extensions"] == exported_extensions(expected), f"{name}: extensions {p['extensions']}, "
+              f"the file exports {exported_extensions(expected)}")
     files = {f for f in os.listdir(plugin_dir) if f.startswith("libweft-plugin-") and f.endswith(".so")}
     reported = {os.path.basename(p["file"]) for p in data["plugins"] if p["file"]}
     check(files <= reported, f"plugin files {sorted(files - reported)} in {plugin_dir} not reported")
@@ -98,12 +109,19 @@ elif case == "broken":
         check(os.path.samefile(p["file"], path), f"{name}: file {p['file']} is not {path}")
         check(p["abi_version"] == abi, f"{name}: ABI version {p['abi_version']}, expected {abi}")
     check(plugin(data, "tcp")["loaded"] and plugin(data, "shm")["loaded"], "broken plugins stopped the good ones")
+    # Transports that load but export a vectored-messages extension the loader must ignore (bad_vec.c).
+    for name in ("badvecversion", "badveccalls"):
+        path = os.path.join(fixture_dir, f"libweft-plugin-{name}.so")
+        check(exported_extensions(path) == ["weftTransportVec_v1"], f"fixture {path} does not export the extension")
+        p = plugin(data, name)
+        check(p["loaded"] and p["extensions"] == [], f"{name}: an extension the loader ignores is listed: {p}")
 elif case == "text":
     done = run([], {"WEFT_PLUGIN_PATH": fixture_dir, "WEFT_TIMEOUT": "77"})
     check(done.returncode == 0, f"weft-info exited {done.returncode}: {done.stderr}")
     out = done.stdout
     for needle in (f"Weft {project_version}", "libweft-plugin-shm.so", "wrong ABI version 99", "init failed",
-                   "Topology:", "'77'", "(environment)", "(default)", "WEFT_TUNING_FILE"):
+                   "Topology:", "'77'", "(environment)", "(default)", "WEFT_TUNING_FILE",
+                   "extensions: weftTransportVec_v1"):
         check(needle in out, f"text output lacks {needle!r}:\n{out}")
 elif case == "options":
     done = run(["--help"])
