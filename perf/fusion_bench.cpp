@@ -2,7 +2,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <new>
+#include <string>
 
 #include "check.h"
 #include "colls.h"
@@ -14,17 +16,28 @@ namespace {
 
 constexpr std::align_val_t kAlignment{64};
 
+weftCollType_t collTypeOf(const CollDesc& desc) {
+  switch (desc.kind) {
+    case CollKind::kAllGather:
+      return weftCollAllGather;
+    case CollKind::kReduceScatter:
+      return weftCollReduceScatter;
+    default:
+      return weftCollAllReduce;
+  }
+}
+
 }  // namespace
 
-FusionBuffers::FusionBuffers(int calls, size_t bytes, size_t totalBytes) {
+FusionBuffers::FusionBuffers(int calls, size_t sendBytes, size_t recvBytes, bool single) {
   try {
     for (int i = 0; i < calls; ++i) {
-      send.push_back(allocate(bytes));
-      recv.push_back(allocate(bytes));
+      send.push_back(allocate(sendBytes));
+      recv.push_back(allocate(recvBytes));
     }
-    if (totalBytes) {
-      singleSend = allocate(totalBytes);
-      singleRecv = allocate(totalBytes);
+    if (single) {
+      singleSend = allocate(sendBytes * static_cast<size_t>(calls));
+      singleRecv = allocate(recvBytes * static_cast<size_t>(calls));
     }
   } catch (...) {
     release();
@@ -71,8 +84,8 @@ LaunchStats launchStatsOf(weftComm_t comm, int rank, const Side& call) {
 }
 
 PeerSides::PeerSides(std::vector<Side>& sides, std::vector<Measure>& measures, const Peers& peers,
-                     const CollDesc& desc, weftDataType_t type, weftRedOp_t op, const std::vector<CallArgs>& args,
-                     int rank)
+                     const CollDesc& desc, weftDataType_t type, std::optional<weftRedOp_t> op,
+                     const std::vector<CallArgs>& args, int rank)
     : measures_(measures), sideOf_(peers.size(), 0) {
   measures.resize(peers.size());
   for (size_t p = 0; p < peers.size(); ++p) {
@@ -120,89 +133,104 @@ long long FusionRow::wrong() const {
   return total;
 }
 
-double fusionBytesPerRank(const FusionCase& fusionCase) {
-  return 4.0 * fusionCase.calls * static_cast<double>(fusionCase.bytes);
+double fusionBytesPerRank(const FusionCase& fusionCase, const CollDesc& desc, int nranks) {
+  // In bytes (as one-byte elements), from nccl-tests' count, as FusionBench::run takes them.
+  const size_t scale = desc.algScalesWithRanks ? static_cast<size_t>(nranks) : 1;
+  const CollCounts counts = desc.counts(fusionCase.bytes * scale, 0, nranks);
+  return 2.0 * fusionCase.calls * static_cast<double>(counts.sendCount + counts.recvCount);
 }
 
 FusionBench::FusionBench(weftComm_t comm, int rank, int nranks, const Options& options, const Peers& peers)
     : comm_(comm), rank_(rank), nranks_(nranks), options_(options), peers_(peers) {}
 
 FusionBench::~FusionBench() {
-  // Back to the environment's setting; a failure here changes nothing that is measured.
-  if (modeSet_) weftCommSetFusion(comm_, weftCollAllReduce, nullptr);
+  // Back to the environment's settings; a failure here changes nothing that is measured.
+  for (weftCollType_t coll : collsSet_) weftCommSetFusion(comm_, coll, nullptr);
 }
 
-void FusionBench::setMode(weftFusionMode_t mode) {
-  if (modeSet_ && mode_ == mode) return;
+void FusionBench::setMode(weftCollType_t coll, weftFusionMode_t mode) {
+  const bool set = std::find(collsSet_.begin(), collsSet_.end(), coll) != collsSet_.end();
+  if (set && coll_ == coll && mode_ == mode) return;
   weftFusionConfig_t config = WEFT_FUSION_CONFIG_INITIALIZER;
   config.mode = mode;
-  weftCheck(weftCommSetFusion(comm_, weftCollAllReduce, &config), "weftCommSetFusion", rank_);
-  modeSet_ = true;
+  weftCheck(weftCommSetFusion(comm_, coll, &config), "weftCommSetFusion", rank_);
+  if (!set) collsSet_.push_back(coll);
+  coll_ = coll;
   mode_ = mode;
 }
 
 LaunchStats FusionBench::launchesOf(const Side& call) { return launchStatsOf(comm_, rank_, call); }
 
-FusionRow FusionBench::run(const FusionCase& fusionCase, weftDataType_t type, weftRedOp_t op) {
-  const CollDesc& desc = *findColl("allreduce");
+FusionRow FusionBench::run(const CollDesc& desc, const FusionCase& fusionCase, weftDataType_t type,
+                           std::optional<weftRedOp_t> op) {
   size_t elemSize = typeSize(type);
   int calls = fusionCase.calls;
   FusionRow row;
+  row.desc = &desc;
   row.fusionCase = fusionCase;
   row.count = fusionCase.bytes / elemSize;
   row.bytes = row.count * elemSize;
   row.type = type;
   row.op = op;
   size_t count = row.count, total = row.count * static_cast<size_t>(calls);
+  const weftCollType_t coll = collTypeOf(desc);
 
-  FusionBuffers buffers(calls, row.bytes, row.totalBytes());
-  CheckContext ctx{&desc, type, op, rank_, nranks_, options_.root, desc.counts(count, rank_, nranks_)};
-  CheckContext singleCtx{&desc, type, op, rank_, nranks_, options_.root, desc.counts(total, rank_, nranks_)};
-  // Buffer i holds elements [i * count, (i + 1) * count) of one input, the single call's buffer all of them.
+  // desc.counts takes nccl-tests' count (AllGather's output, ReduceScatter's input); a case gives weft.h's.
+  const size_t scale = desc.algScalesWithRanks ? static_cast<size_t>(nranks_) : 1;
+  CheckContext ctx{&desc, type, op, rank_, nranks_, options_.root, desc.counts(count * scale, rank_, nranks_)};
+  CheckContext singleCtx{
+      &desc, type, op, rank_, nranks_, options_.root, desc.counts(total * scale, rank_, nranks_)};
+  const size_t sendCount = ctx.counts.sendCount, recvCount = ctx.counts.recvCount;
+  FusionBuffers buffers(calls, sendCount * elemSize, recvCount * elemSize, true);
+  // Buffer i holds elements [i * sendCount, (i + 1) * sendCount) of one input, the single call's buffer all of
+  // them: then call i's results are the single call's over that slice, wherever the collective puts them.
   auto fillInputs = [&] {
-    for (int i = 0; i < calls; ++i) fillInput(ctx, buffers.send[i], count, static_cast<size_t>(i) * count);
-    fillInput(singleCtx, buffers.singleSend, total);
+    for (int i = 0; i < calls; ++i) fillInput(ctx, buffers.send[i], sendCount, static_cast<size_t>(i) * sendCount);
+    fillInput(singleCtx, buffers.singleSend, singleCtx.counts.sendCount);
   };
   auto poisonOutputs = [&] {
-    for (int i = 0; i < calls; ++i) poisonOutput(ctx, buffers.recv[i], count);
+    for (int i = 0; i < calls; ++i) poisonOutput(ctx, buffers.recv[i], recvCount);
   };
   auto countWrongOutputs = [&] {
     long long wrong = 0;
     for (int i = 0; i < calls; ++i)
-      wrong += static_cast<long long>(countWrong(ctx, buffers.recv[i], static_cast<size_t>(i) * count));
+      wrong += static_cast<long long>(countWrong(ctx, buffers.recv[i], static_cast<size_t>(i) * sendCount));
     return sumOverRanks(wrong);
   };
   fillInputs();
 
+  const weftRedOp_t callOp = op.value_or(weftSum);
   std::vector<CallArgs> args;
   args.reserve(static_cast<size_t>(calls));
   for (int i = 0; i < calls; ++i)
     args.push_back(
-        CallArgs{buffers.send[i], buffers.recv[i], count, type, op, options_.root, rank_, nranks_, comm_});
+        CallArgs{buffers.send[i], buffers.recv[i], count, type, callOp, options_.root, rank_, nranks_, comm_});
   CallArgs singleArgs{
-      buffers.singleSend, buffers.singleRecv, total, type, op, options_.root, rank_, nranks_, comm_};
+      buffers.singleSend, buffers.singleRecv, total, type, callOp, options_.root, rank_, nranks_, comm_};
 
+  const std::string inGroup = std::string(desc.name) + " (in a group)";
+  const std::string alone = std::string(desc.name) + " (single)";
   auto group = [&] {
     weftCheck(weftGroupStart(), "weftGroupStart", rank_);
-    for (const CallArgs& a : args) weftCheck(desc.call(a), "weftAllReduce (in a group)", rank_);
+    for (const CallArgs& a : args) weftCheck(desc.call(a), inGroup.c_str(), rank_);
     weftCheck(weftGroupEnd(), "weftGroupEnd", rank_);
   };
-  auto single = [&] { weftCheck(desc.call(singleArgs), "weftAllReduce (single)", rank_); };
+  auto single = [&] { weftCheck(desc.call(singleArgs), alone.c_str(), rank_); };
 
   // Sides 0-2 are Weft's forms; each peer that can run this shape on N buffer sets adds one.
   std::vector<Side> sides{[&] {
-                            setMode(weftFusionAuto);
+                            setMode(coll, weftFusionAuto);
                             group();
                           },
                           [&] {
-                            setMode(weftFusionOff);
+                            setMode(coll, weftFusionOff);
                             group();
                           },
                           single};
   const PeerSides peerSides(sides, row.peers, peers_, desc, type, op, args, rank_);
 
   auto times = timeRounds(sides, options_);
-  double bytes = static_cast<double>(row.totalBytes());
+  double bytes = algBytes(desc, total, elemSize, nranks_);
   double busFactor = desc.busFactor(nranks_);
   fillMeasure(row.fused, times[0], bytes, busFactor);
   fillMeasure(row.unfused, times[1], bytes, busFactor);
@@ -216,13 +244,13 @@ FusionRow FusionBench::run(const FusionCase& fusionCase, weftDataType_t type, we
       fillInputs();
       poisonOutputs();
     }
-    setMode(mode);
+    setMode(coll, mode);
     s = launchesOf(group);
     if (options_.check) m.wrong = countWrongOutputs();
   };
   probeGroup(weftFusionAuto, row.fused, row.fusedStats);
   probeGroup(weftFusionOff, row.unfused, row.unfusedStats);
-  if (options_.check) poisonOutput(singleCtx, buffers.singleRecv, total);
+  if (options_.check) poisonOutput(singleCtx, buffers.singleRecv, singleCtx.counts.recvCount);
   row.singleStats = launchesOf(single);
   if (options_.check)
     row.single.wrong = sumOverRanks(static_cast<long long>(countWrong(singleCtx, buffers.singleRecv)));

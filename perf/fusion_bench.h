@@ -1,19 +1,22 @@
-// --fusion N:BYTES: N AllReduces of BYTES each, issued between weftGroupStart and weftGroupEnd on N separately
-// allocated buffer pairs (so that the library has to pack them itself), timed four ways with the sweep's
-// machinery (timeRounds: warm-up, rounds taken in turns with a rotating first side, medians and min-max):
+// --fusion N:BYTES: N AllReduces (or AllGathers, ReduceScatters: --fusion_coll) of BYTES each, issued between
+// weftGroupStart and weftGroupEnd on N separately allocated buffer pairs (so that the library has to pack them
+// itself), timed four ways with the sweep's machinery (timeRounds: warm-up, rounds taken in turns with a
+// rotating first side, medians and min-max):
 //
-//   fused    the group with weftCommSetFusion(comm, weftCollAllReduce, auto)
+//   fused    the group with weftCommSetFusion(comm, <collective>, auto)
 //   unfused  the same group with weftFusionOff
-//   single   one weftAllReduce of N*BYTES (contiguous buffers): what fusion can at best approach
-//   peers    each --peer library making N calls on the same N buffers (MPI: N MPI_Allreduce)
+//   single   one call of N*BYTES (contiguous buffers): what fusion can at best approach
+//   peers    each --peer library making N calls on the same N buffers (MPI: N MPI_Allreduce, ...)
 //
-// Times are per group (per call for single). The launches per group come from weftCommGetStats deltas around
-// one untimed group. With -c 1, every form is checked once; the N buffers hold consecutive slices of one
-// input, so a result that lands in the wrong buffer is caught.
+// BYTES is each call's count in bytes: of the input of AllReduce and AllGather, of the output of
+// ReduceScatter (the count weft.h's calls take). Times are per group (per call for single). The launches per
+// group come from weftCommGetStats deltas around one untimed group. With -c 1, every form is checked once;
+// the N buffers hold consecutive slices of one input, so a result that lands in the wrong buffer is caught.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +46,7 @@ LaunchStats launchStatsOf(weftComm_t comm, int rank, const Side& call);
 class PeerSides {
  public:
   PeerSides(std::vector<Side>& sides, std::vector<Measure>& measures, const Peers& peers, const CollDesc& desc,
-            weftDataType_t type, weftRedOp_t op, const std::vector<CallArgs>& args, int rank);
+            weftDataType_t type, std::optional<weftRedOp_t> op, const std::vector<CallArgs>& args, int rank);
   // Fills each peer's measure from timeRounds' result.
   void fill(const std::vector<std::vector<double>>& times, double bytes, double busFactor) const;
   // Checks each peer that ran: prepare() (fresh inputs, poisoned outputs), its N calls, then its measure's
@@ -57,11 +60,11 @@ class PeerSides {
 };
 
 // The buffers of one case. The N pairs are separate allocations, send and receive interleaved, so no two
-// sends (or receives) are neighbours and the library cannot treat them as one block. totalBytes > 0 adds
-// the single call's contiguous pair (--fusion); --plan passes 0.
+// sends (or receives) are neighbours and the library cannot treat them as one block. The single call's
+// contiguous pair is N times as large (--fusion; --plan has none: `single` false).
 class FusionBuffers {
  public:
-  FusionBuffers(int calls, size_t bytes, size_t totalBytes);
+  FusionBuffers(int calls, size_t sendBytes, size_t recvBytes, bool single);
   ~FusionBuffers() { release(); }
   FusionBuffers(const FusionBuffers&) = delete;
   FusionBuffers& operator=(const FusionBuffers&) = delete;
@@ -77,12 +80,13 @@ class FusionBuffers {
 };
 
 struct FusionRow {
-  FusionCase fusionCase;  // as given (bytes before rounding down to whole elements)
-  size_t count = 0;       // elements per call
-  size_t bytes = 0;       // bytes per call: count * element size
+  const CollDesc* desc = nullptr;  // allreduce, allgather or reducescatter
+  FusionCase fusionCase;           // as given (bytes before rounding down to whole elements)
+  size_t count = 0;                // elements per call (weft.h's count: AllGather's sendcount, ...)
+  size_t bytes = 0;                // bytes per call: count * element size
   weftDataType_t type = weftFloat32;
-  weftRedOp_t op = weftSum;
-  Measure fused, unfused, single;  // busbw from N * bytes, as one AllReduce of that size
+  std::optional<weftRedOp_t> op;   // unset for AllGather
+  Measure fused, unfused, single;  // busbw from N * bytes, as one call of that size
   LaunchStats fusedStats, unfusedStats, singleStats;
   std::vector<Measure> peers;  // in --peer order: N calls of each peer
 
@@ -97,19 +101,20 @@ struct FusionRow {
 
 class FusionBench {
  public:
-  // peers may be empty; they must outlive the FusionBench. Leaves the communicator's AllReduce fusion setting
-  // at the environment's (weftCommSetFusion with NULL) when destroyed.
+  // peers may be empty; they must outlive the FusionBench. Leaves the fusion setting of every collective it
+  // timed at the environment's (weftCommSetFusion with NULL) when destroyed.
   FusionBench(weftComm_t comm, int rank, int nranks, const Options& options, const Peers& peers);
   ~FusionBench();
   FusionBench(const FusionBench&) = delete;
   FusionBench& operator=(const FusionBench&) = delete;
 
-  FusionRow run(const FusionCase& fusionCase, weftDataType_t type, weftRedOp_t op);
+  FusionRow run(const CollDesc& desc, const FusionCase& fusionCase, weftDataType_t type,
+                std::optional<weftRedOp_t> op);
 
  private:
-  // Sets the communicator's AllReduce fusion mode when it is not already that one (so that a side switches
+  // Sets the communicator's fusion mode for `coll` when it is not already that one (so that a side switches
   // modes in the untimed call that starts its turn, not in the timed ones).
-  void setMode(weftFusionMode_t mode);
+  void setMode(weftCollType_t coll, weftFusionMode_t mode);
   // Runs `call` once and returns the statistics' deltas around it. Collective over MPI_COMM_WORLD.
   LaunchStats launchesOf(const Side& call);
 
@@ -118,11 +123,13 @@ class FusionBench {
   int nranks_;
   const Options& options_;
   const Peers& peers_;
-  bool modeSet_ = false;
+  std::vector<weftCollType_t> collsSet_;  // the collectives whose fusion mode it changed
+  weftCollType_t coll_ = weftCollAllReduce;
   weftFusionMode_t mode_ = weftFusionOff;
 };
 
-// Bytes one rank allocates for a case: N send and receive buffers plus the single call's pair.
-double fusionBytesPerRank(const FusionCase& fusionCase);
+// Bytes one rank allocates for a case of `coll` on `nranks` ranks: N send and receive buffers plus the single
+// call's pair.
+double fusionBytesPerRank(const FusionCase& fusionCase, const CollDesc& desc, int nranks);
 
 }  // namespace commperf

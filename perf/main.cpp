@@ -78,12 +78,14 @@ ParseResult checkAgainstRun(const Options& options, int nranks) {
     return {ParseStatus::kError, "--bounds_bytes " + std::to_string(options.boundsBytes) +
                                      ": three such arrays need more than 3/4 of this machine's memory"};
   // --fusion allocates N buffer pairs and the single call's pair on every rank (all on this host).
-  for (const FusionCase& c : options.fusion) {
-    double perHost = fusionBytesPerRank(c) * nranks;
-    if (memory > 0 && perHost > 0.75 * memory)
-      return {ParseStatus::kError, "--fusion " + std::to_string(c.calls) + ":" + std::to_string(c.bytes) +
-                                       ": the buffers of " + std::to_string(nranks) +
-                                       " ranks need more than 3/4 of this machine's memory"};
+  for (const std::string& name : options.fusionColls) {
+    for (const FusionCase& c : options.fusion) {
+      double perHost = fusionBytesPerRank(c, *findColl(name), nranks) * nranks;
+      if (memory > 0 && perHost > 0.75 * memory)
+        return {ParseStatus::kError, "--fusion " + std::to_string(c.calls) + ":" + std::to_string(c.bytes) + " (" +
+                                         name + "): the buffers of " + std::to_string(nranks) +
+                                         " ranks need more than 3/4 of this machine's memory"};
+    }
   }
   // --plan allocates N buffer pairs and a copy of the outputs on every rank.
   for (const PlanCase& c : options.plan) {
@@ -216,20 +218,26 @@ int main(int argc, char** argv) {
   if (!options.fusion.empty()) {
     FusionBench fusion(comm, rank, nranks, options, peers);
     if (rank == 0) printFusionHeader(out, info);
-    for (const FusionCase& fusionCase : options.fusion) {
-      for (weftDataType_t type : options.types) {
-        for (weftRedOp_t op : options.ops) {
-          FusionRow row;
-          try {
-            row = fusion.run(fusionCase, type, op);
-          } catch (const std::bad_alloc&) {
-            std::fprintf(stderr, "commperf: rank %d: cannot allocate the buffers of --fusion %d:%zu\n", rank,
-                         fusionCase.calls, fusionCase.bytes);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+    for (const std::string& name : options.fusionColls) {
+      const CollDesc& desc = *findColl(name);
+      if (rank == 0) printFusionColumns(out, desc, info);
+      std::vector<std::optional<weftRedOp_t>> ops(options.ops.begin(), options.ops.end());
+      if (!desc.hasOp) ops = {std::nullopt};
+      for (const FusionCase& fusionCase : options.fusion) {
+        for (weftDataType_t type : options.types) {
+          for (std::optional<weftRedOp_t> op : ops) {
+            FusionRow row;
+            try {
+              row = fusion.run(desc, fusionCase, type, op);
+            } catch (const std::bad_alloc&) {
+              std::fprintf(stderr, "commperf: rank %d: cannot allocate the buffers of --fusion %d:%zu (%s)\n",
+                           rank, fusionCase.calls, fusionCase.bytes, desc.name);
+              MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            results.totalWrong += row.wrong();
+            if (rank == 0) printFusionRow(out, row, info);
+            results.fusion.push_back(std::move(row));
           }
-          results.totalWrong += row.wrong();
-          if (rank == 0) printFusionRow(out, row, info);
-          results.fusion.push_back(std::move(row));
         }
       }
     }

@@ -25,6 +25,7 @@ enum LongOnly {
   kBoundsBytes,
   kGlooAllreduce,
   kFusion,
+  kFusionColl,
   kPlan,
   kCalibrate,
   kCalibrateTransport,
@@ -53,6 +54,7 @@ const option kLongOptions[] = {
     {"bounds_bytes", required_argument, nullptr, kBoundsBytes},
     {"gloo_allreduce", required_argument, nullptr, kGlooAllreduce},
     {"fusion", required_argument, nullptr, kFusion},
+    {"fusion_coll", required_argument, nullptr, kFusionColl},
     {"plan", required_argument, nullptr, kPlan},
     {"calibrate", required_argument, nullptr, kCalibrate},
     {"calibrate-transport", required_argument, nullptr, kCalibrateTransport},
@@ -65,6 +67,17 @@ bool parseInt(const std::string& text, long long low, long long high, long long&
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   return ec == std::errc() && ptr == end && !text.empty() && value >= low && value <= high;
+}
+
+// "a,b,c" -> {"a", "b", "c"}; empty items are kept (the callers say what is wrong with them).
+std::vector<std::string> commaSeparated(const std::string& text) {
+  std::vector<std::string> items;
+  for (size_t pos = 0;;) {
+    size_t comma = text.find(',', pos);
+    items.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) return items;
+    pos = comma + 1;
+  }
 }
 
 std::string joinCommandLine(int argc, char** argv) {
@@ -232,6 +245,11 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         if (!parseFusionList(arg, options.fusion, message)) return error(message);
         break;
       }
+      case kFusionColl: {
+        std::string message;
+        if (!parseFusionColls(arg, options.fusionColls, message)) return error(message);
+        break;
+      }
       case kPlan: {
         std::string message;
         if (!parsePlanList(arg, options.plan, message)) return error(message);
@@ -296,6 +314,9 @@ std::string usage(const char* program) {
       "                             one allreduce of N*size, and each --peer making N calls; launches per\n"
       "                             group from weftCommGetStats. A comma list runs several cases\n"
       "                             (1000:4K,100:64K). Replaces the size sweep unless --coll is given\n"
+      "      --fusion_coll <names>  the collectives --fusion times: allreduce, allgather, reducescatter, or a\n"
+      "                             comma list (default allreduce); N calls of size bytes of each rank's input\n"
+      "                             (allgather) or output (reducescatter), against one call of N*size\n"
       "      --calibrate <file>     measure the tuner's cost model (every flat algorithm, forced) and write\n"
       "                             the tuning file WEFT_TUNING_FILE loads (docs/tuning.md)\n"
       "      --calibrate-transport <name>  the transport those entries are for (default: WEFT_PLUGINS when it\n"
@@ -311,15 +332,28 @@ std::string usage(const char* program) {
 
 const char* peerName(PeerKind peer) { return peer == PeerKind::kGloo ? "gloo" : "mpi"; }
 
+bool parseFusionColls(const std::string& text, std::vector<std::string>& colls, std::string& error) {
+  const std::string known = " (allreduce, allgather, reducescatter, or a comma list of them)";
+  std::vector<std::string> list;
+  for (const std::string& name : commaSeparated(text)) {
+    if (name != "allreduce" && name != "allgather" && name != "reducescatter") {
+      error.assign("unknown collective '").append(name).append("' in --fusion_coll '").append(text).append("'");
+      error += known;
+      return false;
+    }
+    if (std::find(list.begin(), list.end(), name) != list.end()) {
+      error.assign("--fusion_coll '").append(text).append("' names ").append(name).append(" twice");
+      return false;
+    }
+    list.push_back(name);
+  }
+  colls = list;
+  return true;
+}
+
 bool parsePeerList(const std::string& text, std::vector<PeerKind>& peers, std::string& error) {
   const std::string known = " (none, mpi, gloo, or a comma list such as mpi,gloo)";
-  std::vector<std::string> names;
-  for (size_t pos = 0;;) {
-    size_t comma = text.find(',', pos);
-    names.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
+  const std::vector<std::string> names = commaSeparated(text);
   std::vector<PeerKind> list;
   for (const std::string& name : names) {
     if (name.empty()) {

@@ -13,7 +13,7 @@ namespace commperf {
 // A library run side by side with Weft.
 enum class PeerKind { kMpi, kGloo };
 
-// One --fusion case: `calls` AllReduces of `bytes` each, issued in one group.
+// One --fusion case: `calls` calls of `bytes` each (of each --fusion_coll collective), issued in one group.
 struct FusionCase {
   int calls = 0;
   size_t bytes = 0;
@@ -36,9 +36,10 @@ struct Options {
   int root = 0;
   std::vector<weftDataType_t> types{weftFloat32};
   std::vector<weftRedOp_t> ops{weftSum};
-  std::vector<std::string> colls{"allreduce"};  // empty: no sweep (--coll none, or --fusion without --coll)
-  std::vector<FusionCase> fusion;               // --fusion, in the order given; empty: no fusion cases
-  std::vector<PlanCase> plan;                   // --plan, in the order given; empty: no plan cases
+  std::vector<std::string> colls{"allreduce"};        // empty: no sweep (--coll none, or --fusion without --coll)
+  std::vector<FusionCase> fusion;                     // --fusion, in the order given; empty: no fusion cases
+  std::vector<std::string> fusionColls{"allreduce"};  // --fusion_coll: the collectives --fusion times, in order
+  std::vector<PlanCase> plan;                         // --plan, in the order given; empty: no plan cases
   std::vector<PeerKind> peers;         // --peer, in the order given (the table's column order); empty: Weft alone
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
   bool bounds = false;
@@ -76,6 +77,10 @@ const char* peerName(PeerKind peer);  // "mpi", "gloo"
 // --fusion's argument: "N:BYTES" or a comma list ("1000:4K,100:64K"), N >= 1, BYTES >= 8 (one element of every
 // type). False with `error` set on anything else.
 bool parseFusionList(const std::string& text, std::vector<FusionCase>& cases, std::string& error);
+
+// --fusion_coll's argument: allreduce, allgather, reducescatter or a comma list of them, each once. False with
+// `error` set on anything else.
+bool parseFusionColls(const std::string& text, std::vector<std::string>& colls, std::string& error);
 
 // --plan's argument: "N[:BYTES]" or a comma list ("100,1000:4K"), N >= 1, BYTES >= 8, BYTES 1K when left out.
 // False with `error` set on anything else.

@@ -141,7 +141,7 @@ PlanRow PlanBench::run(const PlanCase& planCase, weftDataType_t type, weftRedOp_
   row.op = op;
   size_t count = row.count;
 
-  FusionBuffers buffers(calls, row.bytes, 0);
+  FusionBuffers buffers(calls, row.bytes, row.bytes, false);
   CheckContext ctx{&desc, type, op, rank_, nranks_, options_.root, desc.counts(count, rank_, nranks_)};
   // Buffer i holds elements [i * count, (i + 1) * count) of one input.
   auto fillInputs = [&] {
@@ -281,7 +281,7 @@ PlanCompile PlanBench::compile(int ops, size_t bytes, weftDataType_t type, weftR
     setenv("WEFT_SUBGRAPH_REUSE", pc.reuseSetting.c_str(), 1);
   }
 
-  FusionBuffers buffers(ops, pc.bytes, 0);
+  FusionBuffers buffers(ops, pc.bytes, pc.bytes, false);
   std::vector<CallArgs> args;
   args.reserve(static_cast<size_t>(ops));
   for (int i = 0; i < ops; ++i)

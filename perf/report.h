@@ -8,9 +8,9 @@
 
 #include "bench.h"
 #include "fusion_bench.h"
-#include "plan_bench.h"
 #include "info.h"
 #include "options.h"
+#include "plan_bench.h"
 #include "summary.h"
 
 namespace commperf {
@@ -26,6 +26,8 @@ void printSummary(std::FILE* out, const std::vector<CollSummary>& colls, const R
 // --fusion: the header (what each column times), one line per case, type and op, then the footer (per case:
 // the ratios against their targets and the launches per group; the wrong values of every form).
 void printFusionHeader(std::FILE* out, const RunInfo& info);
+// Before each collective's rows: its name and the table's column titles.
+void printFusionColumns(std::FILE* out, const CollDesc& desc, const RunInfo& info);
 void printFusionRow(std::FILE* out, const FusionRow& row, const RunInfo& info);
 void printFusionFooter(std::FILE* out, const std::vector<FusionRow>& rows, const RunInfo& info);
 

@@ -8,13 +8,19 @@
 
 namespace commperf {
 
+namespace {
+
+std::string redopOf(const FusionRow& row) { return row.op ? opName(*row.op) : "none"; }
+
+}  // namespace
+
 void printFusionHeader(std::FILE* out, const RunInfo& info) {
   std::fprintf(out,
-               "#\n# Fusion: N allreduce calls of `bytes` each in one group (weftGroupStart/End), on N separately "
-               "allocated buffer pairs\n");
+               "#\n# Fusion: N calls of `bytes` each (per rank: allreduce and allgather's input, reducescatter's "
+               "output) in one group (weftGroupStart/End), on N separately allocated buffer pairs\n");
   std::fprintf(out,
-               "#   fused: weftCommSetFusion(allreduce, auto)  unfused: weftFusionOff  single: one weftAllReduce "
-               "of N*bytes");
+               "#   fused: weftCommSetFusion(<collective>, auto)  unfused: weftFusionOff  single: one call of "
+               "N*bytes");
   for (const PeerInfo& peer : info.peers) std::fprintf(out, "  %s: N calls", peer.library.c_str());
   std::fprintf(out,
                "\n#   time: per group of N calls (single: per call), median over rounds (min-max of rounds); "
@@ -22,7 +28,12 @@ void printFusionHeader(std::FILE* out, const RunInfo& info) {
   std::fprintf(out, "#   ratios: u/f = unfused / fused, f/s = fused / single");
   for (size_t p = 0; p < info.peers.size(); ++p)
     std::fprintf(out, ", %c/f = %s / fused", info.peers[p].library.at(0), info.peers[p].library.c_str());
-  std::fprintf(out, "\n#\n");
+  std::fprintf(out, "\n");
+  std::fflush(out);
+}
+
+void printFusionColumns(std::FILE* out, const CollDesc& desc, const RunInfo& info) {
+  std::fprintf(out, "#\n# Collective: %s\n#\n", desc.name);
   std::string titles = centeredIn("fused (auto)", kFormBlock) + centeredIn("unfused (off)", kFormBlock) +
                        centeredIn("single (N*bytes)", kFormBlock);
   for (const PeerInfo& peer : info.peers) titles += centeredIn(peer.library + " (N calls)", kPeerBlock);
@@ -45,7 +56,8 @@ void printFusionHeader(std::FILE* out, const RunInfo& info) {
 }
 
 void printFusionRow(std::FILE* out, const FusionRow& row, const RunInfo& info) {
-  std::fprintf(out, "%8d  %10zu  %8s  %6s", row.fusionCase.calls, row.bytes, typeName(row.type), opName(row.op));
+  std::fprintf(out, "%8d  %10zu  %8s  %6s", row.fusionCase.calls, row.bytes, typeName(row.type),
+               redopOf(row).c_str());
   printFormMeasure(out, row.fused, &row.fusedStats);
   printFormMeasure(out, row.unfused, &row.unfusedStats);
   printFormMeasure(out, row.single, &row.singleStats);
@@ -78,20 +90,20 @@ void printFusionFooter(std::FILE* out, const std::vector<FusionRow>& rows, const
     perForm += ", " + info.peers[p].library + " " + std::to_string(peers[p]);
   std::fprintf(out, "# Out of bounds values : %lld %s (%s)\n", wrong, wrong == 0 ? "OK" : "FAILED",
                perForm.c_str());
-  // Per case: the ratios with the targets the fusion work is held to, and the launches per group.
+  // Per case: the ratios, with the targets the fusion work is held to (set for AllReduce), and the launches
+  // per group.
   for (const FusionRow& row : rows) {
-    std::fprintf(out, "# %d x %zu B %s %s: fused/single %s (target <= 1.3: %s), unfused/fused %s",
-                 row.fusionCase.calls, row.bytes, typeName(row.type), opName(row.op),
-                 ratioString(row.fusedOverSingle(), "%.3f").c_str(),
-                 row.fusedOverSingle() <= 0     ? "n/a"
-                 : row.fusedOverSingle() <= 1.3 ? "met"
-                                                : "missed",
-                 ratioString(row.unfusedOverFused(), "%.3f").c_str());
+    const bool targets = row.desc->kind == CollKind::kAllReduce;
+    auto verdict = [](double r, bool met) { return r <= 0 ? "n/a" : met ? "met" : "missed"; };
+    std::fprintf(out, "# %s %d x %zu B %s %s: fused/single %s", row.desc->name, row.fusionCase.calls, row.bytes,
+                 typeName(row.type), redopOf(row).c_str(), ratioString(row.fusedOverSingle(), "%.3f").c_str());
+    if (targets)
+      std::fprintf(out, " (target <= 1.3: %s)", verdict(row.fusedOverSingle(), row.fusedOverSingle() <= 1.3));
+    std::fprintf(out, ", unfused/fused %s", ratioString(row.unfusedOverFused(), "%.3f").c_str());
     for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p) {
       double r = row.peerOverFused(p);
       std::fprintf(out, ", %s/fused %s", info.peers[p].library.c_str(), ratioString(r, "%.3f").c_str());
-      if (info.peers[p].library == "mpi")
-        std::fprintf(out, " (target >= 10: %s)", r <= 0 ? "n/a" : r >= 10 ? "met" : "missed");
+      if (targets && info.peers[p].library == "mpi") std::fprintf(out, " (target >= 10: %s)", verdict(r, r >= 10));
     }
     std::fprintf(out, "; launches per group: fused %lld, unfused %lld, single %lld (of %d calls)\n",
                  row.fusedStats.launches, row.unfusedStats.launches, row.singleStats.launches,

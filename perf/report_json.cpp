@@ -106,6 +106,13 @@ std::string jsonFusionForm(const Measure& m, const LaunchStats& stats) {
          ", \"bytes_fused\": " + std::to_string(stats.bytesFused) + "}";
 }
 
+// ["a", "b"].
+std::string jsonStrings(const std::vector<std::string>& items) {
+  std::string text = "[";
+  for (size_t i = 0; i < items.size(); ++i) text += std::string(i ? ", " : "") + jsonString(items[i]);
+  return text + "]";
+}
+
 // --fusion as given: [{"calls": 1000, "bytes": 4096}, ...].
 std::string jsonFusionCases(const Options& options) {
   std::string text = "[";
@@ -127,16 +134,16 @@ std::string jsonFusion(const std::vector<FusionRow>& rows, const RunInfo& info) 
                ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) +
                ", \"skipped\": " + orNull(row.peers[p].skipped) +
                ", \"ratio\": " + ratioOrNull(row.peerOverFused(p)) + "}";
-    text += std::string(i ? "," : "") + "\n    {\"calls\": " + std::to_string(row.fusionCase.calls) +
-            ", \"bytes\": " + std::to_string(row.bytes) + ", \"count\": " + std::to_string(row.count) +
-            ", \"total_bytes\": " + std::to_string(row.totalBytes()) + ", \"type\": \"" + typeName(row.type) +
-            "\", \"redop\": \"" + opName(row.op) +
-            "\",\n     \"fused\": " + jsonFusionForm(row.fused, row.fusedStats) +
-            ",\n     \"unfused\": " + jsonFusionForm(row.unfused, row.unfusedStats) +
-            ",\n     \"single\": " + jsonFusionForm(row.single, row.singleStats) +
-            ",\n     \"ratios\": {\"unfused_over_fused\": " + ratioOrNull(row.unfusedOverFused()) +
-            ", \"fused_over_single\": " + ratioOrNull(row.fusedOverSingle()) + "},\n     \"peers\": {" + peers +
-            "}}";
+    text +=
+        std::string(i ? "," : "") + "\n    {\"collective\": \"" + row.desc->name +
+        "\", \"calls\": " + std::to_string(row.fusionCase.calls) + ", \"bytes\": " + std::to_string(row.bytes) +
+        ", \"count\": " + std::to_string(row.count) + ", \"total_bytes\": " + std::to_string(row.totalBytes()) +
+        ", \"type\": \"" + typeName(row.type) + "\", \"redop\": \"" + (row.op ? opName(*row.op) : "none") +
+        "\",\n     \"fused\": " + jsonFusionForm(row.fused, row.fusedStats) +
+        ",\n     \"unfused\": " + jsonFusionForm(row.unfused, row.unfusedStats) +
+        ",\n     \"single\": " + jsonFusionForm(row.single, row.singleStats) +
+        ",\n     \"ratios\": {\"unfused_over_fused\": " + ratioOrNull(row.unfusedOverFused()) +
+        ", \"fused_over_single\": " + ratioOrNull(row.fusedOverSingle()) + "},\n     \"peers\": {" + peers + "}}";
   }
   return text + (rows.empty() ? "]" : "\n  ]");
 }
@@ -239,11 +246,11 @@ bool writeJson(const std::string& path, const Options& options, const RunInfo& i
   std::fprintf(f,
                "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %zu, \"stepbytes\": %zu, "
                "\"iters\": %d, \"rounds\": %d, \"iters_per_round\": %d, \"warmup_iters\": %d, \"check\": %d, "
-               "\"root\": %d, \"gloo_allreduce\": %s, \"fusion\": %s, \"plan\": %s},\n",
+               "\"root\": %d, \"gloo_allreduce\": %s, \"fusion\": %s, \"fusion_coll\": %s, \"plan\": %s},\n",
                options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes, options.iters,
                options.rounds, options.itersPerRound(), options.warmupIters, options.check ? 1 : 0, options.root,
                jsonString(options.glooAllreduce).c_str(), jsonFusionCases(options).c_str(),
-               jsonPlanCases(options).c_str());
+               jsonStrings(options.fusionColls).c_str(), jsonPlanCases(options).c_str());
   std::fprintf(f, "  \"bounds\": %s,\n", jsonBounds(info.bounds).c_str());
   std::fprintf(f, "  \"results\": [");
   for (size_t i = 0; i < results.rows.size(); ++i) {

@@ -45,6 +45,8 @@ def main():
         (["--fusion", "10:4K,x:1M"], "invalid --fusion '10:4K,x:1M': 'x:1M'"),
         (["--fusion", "1048576:1G"], "more than 3/4 of this machine's memory"),
         (["--coll", "none", "--fusion"], "needs an argument"),
+        (["--fusion", "4:1K", "--fusion_coll", "broadcast"], "unknown collective 'broadcast' in --fusion_coll"),
+        (["--fusion", "4:1K", "--fusion_coll", "allgather,allgather"], "names allgather twice"),
         (["--plan", "0"], "invalid --plan '0'"),
         (["--plan", "10:4"], "invalid --plan '10:4'"),
         (["--plan", "10,x:1K"], "invalid --plan '10,x:1K': 'x:1K'"),

@@ -320,19 +320,19 @@ def run(cmd, echo=False):
 
 def check_launches(name, launches, check_run, ok, nranks=2):
     """The main of the check_<mode>.py scripts: argv is COMMPERF WORKDIR MPIRUN...; each launch is (args, cases,
-    types_ops, peers, rounds), run on nranks with --json, then check_run(text, doc, cases, types_ops, peers,
-    rounds). Prints the failures (or `ok`) and exits accordingly."""
+    types_ops, peers, rounds, [more...]), run on nranks with --json, then check_run(text, doc, cases, types_ops,
+    peers, rounds, [more...]). Prints the failures (or `ok`) and exits accordingly."""
     if len(sys.argv) < 4:
         sys.exit(sys.modules["__main__"].__doc__)
     commperf, workdir, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
     os.makedirs(workdir, exist_ok=True)
-    for i, (args, cases, types_ops, peers, rounds) in enumerate(launches):
+    for i, (args, *expected) in enumerate(launches):
         json_path = os.path.join(workdir, f"{name}{i}.json")
         text = run(mpirun + ["-np", str(nranks), commperf] + args + ["--json", json_path], echo=True)
         with open(json_path) as f:
             doc = json.load(f)
         before = len(failures)
-        check_run(text, doc, cases, types_ops, peers, rounds)
+        check_run(text, doc, *expected)
         if len(failures) > before:
             failures.insert(before, f"-- in the run with {' '.join(args)}:")
     for message in failures[:50]:

@@ -255,12 +255,28 @@ TEST(Options, FusionCases) {
   ASSERT_EQ(parse({}, defaults).status, ParseStatus::kRun);
   EXPECT_TRUE(defaults.fusion.empty());
   EXPECT_EQ(defaults.colls, std::vector<std::string>{"allreduce"});
-  for (const char* bad : {"", "1000", "1000:", ":4K", "0:4K", "-1:4K", "10:4", "10:7B", "10:4K,", ",10:4K", "10:4X",
-                          "x:4K", "2000000:8", "10:4K:1", "4:18446744073709551615"}) {
+  for (const char* bad : {"", "1000", "1000:", ":4K", "0:4K", "-1:4K", "10:4", "10:7B", "10:4K,", ",10:4K",
+                          "10:4X", "x:4K", "2000000:8", "10:4K:1", "4:18446744073709551615"}) {
     Options b;
     ParseResult r = parse({"--fusion", bad}, b);
     EXPECT_EQ(r.status, ParseStatus::kError) << bad;
     EXPECT_NE(r.error.find("invalid --fusion"), std::string::npos) << r.error;
+  }
+}
+
+TEST(Options, FusionCollectives) {
+  Options defaults;
+  ASSERT_EQ(parse({"--fusion", "2:8"}, defaults).status, ParseStatus::kRun);
+  EXPECT_EQ(defaults.fusionColls, std::vector<std::string>{"allreduce"});
+  Options o;
+  ASSERT_EQ(parse({"--fusion", "2:8", "--fusion_coll", "reducescatter,allgather"}, o).status, ParseStatus::kRun);
+  EXPECT_EQ(o.fusionColls, (std::vector<std::string>{"reducescatter", "allgather"}));  // in the order given
+  for (const char* bad : {"", "broadcast", "allreduce,", ",allgather", "allgather,allgather", "all"}) {
+    Options b;
+    ParseResult r = parse({"--fusion", "2:8", "--fusion_coll", bad}, b);
+    EXPECT_EQ(r.status, ParseStatus::kError) << bad;
+    EXPECT_NE(r.error.find("--fusion_coll"), std::string::npos) << r.error;
+    EXPECT_EQ(b.fusionColls, std::vector<std::string>{"allreduce"}) << bad;  // left as it was
   }
 }
 
