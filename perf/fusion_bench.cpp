@@ -27,6 +27,13 @@ weftCollType_t collTypeOf(const CollDesc& desc) {
   }
 }
 
+// The counts of one call whose weft.h count is `count` (AllGather's sendcount, ReduceScatter's recvcount):
+// desc.counts takes nccl-tests' count, AllGather's output and ReduceScatter's input.
+CollCounts callCounts(const CollDesc& desc, size_t count, int rank, int nranks) {
+  const size_t scale = desc.algScalesWithRanks ? static_cast<size_t>(nranks) : 1;
+  return desc.counts(count * scale, rank, nranks);
+}
+
 }  // namespace
 
 FusionBuffers::FusionBuffers(int calls, size_t sendBytes, size_t recvBytes, bool single) {
@@ -134,9 +141,7 @@ long long FusionRow::wrong() const {
 }
 
 double fusionBytesPerRank(const FusionCase& fusionCase, const CollDesc& desc, int nranks) {
-  // In bytes (as one-byte elements), from nccl-tests' count, as FusionBench::run takes them.
-  const size_t scale = desc.algScalesWithRanks ? static_cast<size_t>(nranks) : 1;
-  const CollCounts counts = desc.counts(fusionCase.bytes * scale, 0, nranks);
+  const CollCounts counts = callCounts(desc, fusionCase.bytes, 0, nranks);  // in bytes: one-byte elements
   return 2.0 * fusionCase.calls * static_cast<double>(counts.sendCount + counts.recvCount);
 }
 
@@ -175,11 +180,8 @@ FusionRow FusionBench::run(const CollDesc& desc, const FusionCase& fusionCase, w
   size_t count = row.count, total = row.count * static_cast<size_t>(calls);
   const weftCollType_t coll = collTypeOf(desc);
 
-  // desc.counts takes nccl-tests' count (AllGather's output, ReduceScatter's input); a case gives weft.h's.
-  const size_t scale = desc.algScalesWithRanks ? static_cast<size_t>(nranks_) : 1;
-  CheckContext ctx{&desc, type, op, rank_, nranks_, options_.root, desc.counts(count * scale, rank_, nranks_)};
-  CheckContext singleCtx{
-      &desc, type, op, rank_, nranks_, options_.root, desc.counts(total * scale, rank_, nranks_)};
+  CheckContext ctx{&desc, type, op, rank_, nranks_, options_.root, callCounts(desc, count, rank_, nranks_)};
+  CheckContext singleCtx{&desc, type, op, rank_, nranks_, options_.root, callCounts(desc, total, rank_, nranks_)};
   const size_t sendCount = ctx.counts.sendCount, recvCount = ctx.counts.recvCount;
   FusionBuffers buffers(calls, sendCount * elemSize, recvCount * elemSize, true);
   // Buffer i holds elements [i * sendCount, (i + 1) * sendCount) of one input, the single call's buffer all of
