@@ -2,17 +2,14 @@
 // Most tests run twice: with CMA (large messages read by process_vm_readv) and with WEFT_SHM_CMA=0 (all
 // bytes through the ring). Cross-process tests fork; every wait has a deadline and every child an alarm().
 #include <dirent.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +18,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -29,193 +25,19 @@
 
 #include "shm_ring.h"
 #include "shm_wire.h"
+#include "transport_test_support.h"
 #include "weft/plugin.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+using namespace weft_test;
 
-constexpr uint64_t kToken = 0x0123456789abcdefULL;
-constexpr auto kDeadline = 60s;
-
-std::mutex gLogMutex;
-std::vector<std::string> gLog;
-
-void testLog(weftLogLevel_t level, const char* plugin, const char* message) {
-  std::fprintf(stderr, "[%s:%d:%d] %s\n", plugin, static_cast<int>(level), static_cast<int>(getpid()), message);
-  std::lock_guard<std::mutex> lock(gLogMutex);
-  gLog.emplace_back(message);
-}
-
-bool logContains(const std::string& text) {
-  std::lock_guard<std::mutex> lock(gLogMutex);
-  for (const std::string& line : gLog) {
-    if (line.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
-void clearLog() {
-  std::lock_guard<std::mutex> lock(gLogMutex);
-  gLog.clear();
-}
-
-const char* testGetConfig(const char* name) { return std::getenv(name); }
-
-const weftPluginHost_v1 kHost = {WEFT_PLUGIN_ABI_VERSION, testLog, testGetConfig};
-
-const weftPlugin_v1_t* gPlugin = nullptr;
-const weftTransportOps_v1* gOps = nullptr;
-
-void loadPlugin() {
-  if (gPlugin != nullptr) return;
-  void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(lib, nullptr) << dlerror();
-  gPlugin = static_cast<const weftPlugin_v1_t*>(dlsym(lib, WEFT_PLUGIN_SYMBOL_V1));
-  ASSERT_NE(gPlugin, nullptr) << dlerror();
-  gOps = gPlugin->transport;
-}
-
-// Content of byte i of message m.
-unsigned char pattern(size_t m, size_t i) {
-  return static_cast<unsigned char>((i * 131 + m * 7 + (i >> 11)) & 0xff);
-}
-
-std::vector<unsigned char> makeMessage(size_t m, size_t size) {
-  std::vector<unsigned char> v(size);
-  for (size_t i = 0; i < size; ++i) v[i] = pattern(m, i);
-  return v;
-}
-
-bool checkMessage(size_t m, const unsigned char* data, size_t size) {
-  for (size_t i = 0; i < size; ++i) {
-    if (data[i] != pattern(m, i)) return false;
-  }
-  return true;
-}
-
-// Tests r until done, an error or the deadline (weftTimeout).
-weftResult_t waitRequest(void* ctx, void* r, size_t* size, std::chrono::seconds limit = kDeadline) {
-  auto deadline = Clock::now() + limit;
-  for (;;) {
-    int done = 0;
-    weftResult_t res = gOps->test(r, &done, size);
-    if (res != weftSuccess || done) return res;
-    if (Clock::now() > deadline) return weftTimeout;
-    gOps->waitReady(ctx, 1000);
-  }
-}
-
-struct Pair {
-  void* send = nullptr;
-  void* recv = nullptr;
-  uint64_t acceptedId = 0;
-};
-
-// Connects and accepts one connection, both sides driven from this thread.
-Pair connectPair(void* ctx, void* listenComm, const unsigned char* handle, uint64_t token, uint64_t id) {
-  Pair p;
-  auto deadline = Clock::now() + 10s;
-  while ((p.send == nullptr || p.recv == nullptr) && Clock::now() < deadline) {
-    if (p.send == nullptr) {
-      EXPECT_EQ(gOps->connect(ctx, handle, token, id, &p.send), weftSuccess);
-    }
-    if (p.recv == nullptr) {
-      EXPECT_EQ(gOps->accept(listenComm, &p.recv, &p.acceptedId), weftSuccess);
-    }
-    if (p.send == nullptr || p.recv == nullptr) gOps->waitReady(ctx, 1000);
-  }
-  EXPECT_NE(p.send, nullptr);
-  EXPECT_NE(p.recv, nullptr);
-  return p;
-}
-
-// Connects from a context of its own (a forked child's): done when connect returns the comm.
-void* connectFrom(void* ctx, const unsigned char* handle, uint64_t id) {
-  void* send = nullptr;
-  auto deadline = Clock::now() + 10s;
-  while (send == nullptr && Clock::now() < deadline) {
-    if (gOps->connect(ctx, handle, kToken, id, &send) != weftSuccess) return nullptr;
-    if (send == nullptr) gOps->waitReady(ctx, 1000);
-  }
-  return send;
-}
-
-void* acceptFrom(void* ctx, void* listenComm, uint64_t* id) {
-  void* recv = nullptr;
-  auto deadline = Clock::now() + 10s;
-  while (recv == nullptr && Clock::now() < deadline) {
-    if (gOps->accept(listenComm, &recv, id) != weftSuccess) return nullptr;
-    if (recv == nullptr) gOps->waitReady(ctx, 1000);
-  }
-  return recv;
-}
-
-// Sends sizes[i] as message i (all posted at once), checking completion in order.
-void sendAll(void* ctx, void* sendComm, const std::vector<size_t>& sizes, uint32_t tag) {
-  std::vector<std::vector<unsigned char>> bufs;
-  std::vector<void*> reqs(sizes.size(), nullptr);
-  for (size_t m = 0; m < sizes.size(); ++m) bufs.push_back(makeMessage(m, sizes[m]));
-  for (size_t m = 0; m < sizes.size(); ++m) {
-    ASSERT_EQ(gOps->isend(sendComm, bufs[m].data(), sizes[m], tag, nullptr, &reqs[m]), weftSuccess);
-  }
-  for (size_t m = 0; m < sizes.size(); ++m) {
-    size_t size = 12345;
-    ASSERT_EQ(waitRequest(ctx, reqs[m], &size), weftSuccess) << "message " << m;
-    EXPECT_EQ(size, sizes[m]);
-  }
-}
-
-// Receives the messages of sendAll (all posted at once), testing the newest first.
-void recvAll(void* ctx, void* recvComm, const std::vector<size_t>& sizes, uint32_t tag) {
-  std::vector<std::vector<unsigned char>> bufs;
-  std::vector<void*> reqs(sizes.size(), nullptr);
-  for (size_t size : sizes) bufs.emplace_back(size + 1, 0xee);  // posted one byte larger than sent
-  for (size_t m = 0; m < sizes.size(); ++m) {
-    ASSERT_EQ(gOps->irecv(recvComm, bufs[m].data(), bufs[m].size(), tag, nullptr, &reqs[m]), weftSuccess);
-  }
-  size_t left = sizes.size();
-  auto deadline = Clock::now() + kDeadline;
-  while (left > 0) {
-    ASSERT_LT(Clock::now(), deadline);
-    for (size_t k = sizes.size(); k-- > 0;) {
-      if (reqs[k] == nullptr) continue;
-      int done = 0;
-      size_t size = 0;
-      ASSERT_EQ(gOps->test(reqs[k], &done, &size), weftSuccess) << "message " << k;
-      if (!done) continue;
-      reqs[k] = nullptr;
-      --left;
-      EXPECT_EQ(size, sizes[k]) << "message " << k;
-      EXPECT_TRUE(checkMessage(k, bufs[k].data(), sizes[k])) << "message " << k;
-      EXPECT_EQ(bufs[k][sizes[k]], 0xee) << "message " << k;
-      // In post order: when a message is done, every older one is too.
-      for (size_t j = 0; j < k; ++j) {
-        if (reqs[j] == nullptr) continue;
-        ASSERT_EQ(gOps->test(reqs[j], &done, &size), weftSuccess) << "message " << j;
-        ASSERT_EQ(done, 1) << "message " << k << " completed before " << j;
-        reqs[j] = nullptr;
-        --left;
-        EXPECT_EQ(size, sizes[j]) << "message " << j;
-        EXPECT_TRUE(checkMessage(j, bufs[j].data(), sizes[j])) << "message " << j;
-        EXPECT_EQ(bufs[j][sizes[j]], 0xee) << "message " << j;
-      }
-    }
-    if (left > 0) gOps->waitReady(ctx, 1000);
-  }
-}
+// shm completes the receives of a connection in the order they were posted; recvAll checks it.
+constexpr Completion kOrder = Completion::kPostOrder;
 
 const std::vector<size_t> kRoundTripSizes = {
     0, 1, 4099, size_t{64} << 10, (size_t{64} << 10) + 1, size_t{1} << 20, size_t{64} << 20, 17, 0};
-
-// Waits for a forked child; returns its exit status (or 128 + signal).
-int reap(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // The plugin's memfds in /proc/self/fd and /proc/self/maps.
 int countOurMemfds() {
@@ -253,30 +75,18 @@ double threadCpuSeconds() {
 }
 
 // A context per test (settings are read at init), a listener, and the pairs a test made.
-class ShmTest : public ::testing::Test {
+class ShmTest : public TransportTest {
  protected:
   void SetUp() override {
-    loadPlugin();
+    loadPlugin(WEFT_SHM_PLUGIN_PATH);
     ASSERT_NE(gPlugin, nullptr);
     clearLog();
     ASSERT_EQ(gPlugin->init(&kHost, &ctx_), weftSuccess);
-    pairs_.reserve(8);  // newPair() hands out references
-    ASSERT_EQ(gOps->listen(ctx_, kToken, handle_, &listen_), weftSuccess);
-    ASSERT_NE(listen_, nullptr);
+    listenOn(ctx_);
   }
 
   void TearDown() override {
-    for (Pair& p : pairs_) {
-      if (p.send != nullptr) {
-        EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
-      }
-      if (p.recv != nullptr) {
-        EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
-      }
-    }
-    if (listen_ != nullptr) {
-      EXPECT_EQ(gOps->closeListen(listen_), weftSuccess);
-    }
+    closeAll();
     if (ctx_ != nullptr) {
       EXPECT_EQ(gPlugin->finalize(ctx_), weftSuccess);
     }
@@ -284,34 +94,7 @@ class ShmTest : public ::testing::Test {
     unsetenv("WEFT_SHM_RING_BYTES");
   }
 
-  Pair& newPair(uint64_t id = 1) {
-    pairs_.push_back(connectPair(ctx_, listen_, handle_, kToken, id));
-    return pairs_.back();
-  }
-
-  // A child process that connects to our listener from a context of its own and runs body(ctx, sendComm),
-  // exiting 0 when no assertion failed.
-  template <typename Body>
-  pid_t forkSender(uint64_t id, Body body) {
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid != 0) return pid;
-    alarm(120);
-    void* ctx = nullptr;
-    if (gPlugin->init(&kHost, &ctx) != weftSuccess) _exit(2);
-    void* send = connectFrom(ctx, handle_, id);
-    if (send == nullptr) _exit(3);
-    body(ctx, send);
-    bool failed = ::testing::Test::HasFailure();
-    gOps->closeSend(send);
-    gPlugin->finalize(ctx);
-    _exit(failed ? 5 : 0);
-  }
-
   void* ctx_ = nullptr;
-  unsigned char handle_[WEFT_NET_HANDLE_BYTES] = {};
-  void* listen_ = nullptr;
-  std::vector<Pair> pairs_;
 };
 
 // The same tests with and without CMA.
@@ -497,9 +280,7 @@ TEST_P(ShmPath, RoundTripSizesTwoThreads) {
   std::vector<size_t> sizes;
   for (int round = 0; round < 2; ++round)
     sizes.insert(sizes.end(), kRoundTripSizes.begin(), kRoundTripSizes.end());
-  std::thread receiver([&] { recvAll(ctx_, p.recv, sizes, 3); });
-  sendAll(ctx_, p.send, sizes, 3);
-  receiver.join();
+  roundTrip(ctx_, p, sizes, 3, kOrder);
   EXPECT_EQ(logContains("large messages by CMA"), cma());
   EXPECT_EQ(logContains("CMA not available (WEFT_SHM_CMA=0): copying through the segment"), !cma());
 }
@@ -508,9 +289,7 @@ TEST_P(ShmPath, ManySmallMessagesInFlight) {
   Pair& p = newPair();
   std::vector<size_t> sizes;
   for (size_t m = 0; m < 3000; ++m) sizes.push_back((m * 37) % 5000);
-  std::thread receiver([&] { recvAll(ctx_, p.recv, sizes, 0); });
-  sendAll(ctx_, p.send, sizes, 0);
-  receiver.join();
+  roundTrip(ctx_, p, sizes, 0, kOrder);
 }
 
 // Mixed sizes in flight, posted before the receiver is accepted: small ones wait in the ring, the first large
@@ -525,7 +304,7 @@ TEST_P(ShmPath, MixedSizesPostedBeforeAccept) {
   uint64_t id = 0;
   void* recv = acceptFrom(ctx_, listen_, &id);
   ASSERT_NE(recv, nullptr);
-  recvAll(ctx_, recv, sizes, 1);
+  recvAll(ctx_, recv, sizes, 1, kOrder);
   sender.join();
   EXPECT_EQ(gOps->closeSend(send), weftSuccess);
   EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
@@ -539,36 +318,19 @@ TEST_P(ShmPath, TwoConnectionsTwoThreads) {
   if (a.acceptedId != 1) std::swap(a.recv, b.recv);
   std::vector<size_t> sizes;
   for (size_t m = 0; m < 200; ++m) sizes.push_back((m * 7919) % 300000);
-  std::atomic<bool> stop{false};
-  std::thread waiter([&] {
-    while (!stop) gOps->waitReady(ctx_, 2000);
-  });
-  std::thread t1([&] {
-    std::thread r([&] { recvAll(ctx_, b.recv, sizes, 2); });
-    sendAll(ctx_, a.send, sizes, 1);
-    r.join();
-  });
-  std::thread t2([&] {
-    std::thread r([&] { recvAll(ctx_, a.recv, sizes, 1); });
-    sendAll(ctx_, b.send, sizes, 2);
-    r.join();
-  });
-  t1.join();
-  t2.join();
-  stop = true;
-  waiter.join();
+  crossTraffic(ctx_, a, b, sizes, kOrder);
 }
 
 // The sender is another process with its own plugin context: CMA reads another address space.
 TEST_P(ShmPath, RoundTripForkedSender) {
   std::vector<size_t> sizes = kRoundTripSizes;
-  pid_t pid = forkSender(77, [&](void* ctx, void* send) { sendAll(ctx, send, sizes, 5); });
+  pid_t pid = forkSender(handle_, 77, [&](void* ctx, void* send) { sendAll(ctx, send, sizes, 5); });
   ASSERT_GT(pid, 0);
   uint64_t id = 0;
   void* recv = acceptFrom(ctx_, listen_, &id);
   ASSERT_NE(recv, nullptr);
   EXPECT_EQ(id, 77u);
-  recvAll(ctx_, recv, sizes, 5);
+  recvAll(ctx_, recv, sizes, 5, kOrder);
   EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
   EXPECT_EQ(reap(pid), 0);
   EXPECT_EQ(logContains("large messages by CMA"), cma());
@@ -596,10 +358,10 @@ TEST_P(ShmPath, ForkedReceiverThenSenderCloses) {
     uint64_t id = 0;
     void* recv = acceptFrom(ctx, l, &id);
     if (recv == nullptr) _exit(6);
-    recvAll(ctx, recv, sizes, 9);
+    recvAll(ctx, recv, sizes, 9, kOrder);
     // What the sender left in the ring before it closed.
     std::this_thread::sleep_for(300ms);
-    recvAll(ctx, recv, {5, 60000}, 10);
+    recvAll(ctx, recv, {5, 60000}, 10, kOrder);
     // Then nothing more comes: a receive fails (the peer closed), it does not hang.
     char byte;
     void* r = nullptr;
@@ -758,7 +520,7 @@ TEST_F(ShmTest, SenderClosedBeforeAccept) {
   void* recv = acceptFrom(ctx_, listen_, &id);
   ASSERT_NE(recv, nullptr);
   EXPECT_EQ(id, 4u);
-  recvAll(ctx_, recv, sizes, 6);
+  recvAll(ctx_, recv, sizes, 6, kOrder);
   char byte;
   void* r = nullptr;
   size_t size = 0;
@@ -796,7 +558,7 @@ TEST_F(ShmTest, SenderKilledMidStream) {
   size_t bytes = size_t{64} << 20;
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
-  pid_t pid = forkSender(1, [&](void* ctx, void* send) {
+  pid_t pid = forkSender(handle_, 1, [&](void* ctx, void* send) {
     std::vector<unsigned char> out = makeMessage(0, bytes);
     void* r = nullptr;
     if (gOps->isend(send, out.data(), out.size(), 0, nullptr, &r) != weftSuccess) _exit(6);
@@ -841,7 +603,7 @@ TEST_F(ShmTest, SenderKilledBeforeCmaRead) {
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   size_t bytes = size_t{8} << 20;
-  pid_t pid = forkSender(1, [&](void* ctx, void* send) {
+  pid_t pid = forkSender(handle_, 1, [&](void* ctx, void* send) {
     std::vector<unsigned char> small = makeMessage(0, 10), out = makeMessage(1, bytes);
     void* r1 = nullptr;
     void* r2 = nullptr;
@@ -972,7 +734,7 @@ TEST_F(ShmTest, WaitReadyHonoursTimeoutAndSleeps) {
 
 // Another process's data wakes waitReady through the futex in shared memory, well within its timeout.
 TEST_F(ShmTest, WaitReadyWokenByOtherProcess) {
-  pid_t pid = forkSender(1, [&](void* ctx, void* send) {
+  pid_t pid = forkSender(handle_, 1, [&](void* ctx, void* send) {
     std::this_thread::sleep_for(300ms);
     std::vector<unsigned char> msg = makeMessage(0, 100);
     void* r = nullptr;
@@ -1008,11 +770,9 @@ TEST_F(ShmTest, NothingLeftBehind) {
   {
     Pair& p = newPair();
     std::vector<size_t> sizes = {1, size_t{1} << 20};
-    std::thread receiver([&] { recvAll(ctx_, p.recv, sizes, 0); });
-    sendAll(ctx_, p.send, sizes, 0);
-    receiver.join();
+    roundTrip(ctx_, p, sizes, 0, kOrder);
   }
-  pid_t pid = forkSender(2, [&](void* ctx, void* send) {
+  pid_t pid = forkSender(handle_, 2, [&](void* ctx, void* send) {
     std::vector<unsigned char> out = makeMessage(0, size_t{16} << 20);
     void* r = nullptr;
     gOps->isend(send, out.data(), out.size(), 0, nullptr, &r);
@@ -1027,10 +787,7 @@ TEST_F(ShmTest, NothingLeftBehind) {
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   reap(pid);
   EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
-  for (Pair& p : pairs_) {
-    EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
-    EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
-  }
+  for (Pair& p : pairs_) closePair(p);
   pairs_.clear();
   EXPECT_EQ(gOps->closeListen(listen_), weftSuccess);
   listen_ = nullptr;
@@ -1068,7 +825,7 @@ TEST_F(ShmTest, ClosedListenerIsAnError) {
 class ShmInit : public ::testing::Test {
  protected:
   void SetUp() override {
-    loadPlugin();
+    loadPlugin(WEFT_SHM_PLUGIN_PATH);
     ASSERT_NE(gPlugin, nullptr);
     clearLog();
   }
@@ -1105,11 +862,8 @@ TEST_F(ShmInit, SmallRingWraps) {
     ASSERT_NE(p.recv, nullptr);
     std::vector<size_t> sizes;
     for (size_t m = 0; m < 500; ++m) sizes.push_back(m % 25 == 0 ? (size_t{1} << 20) + m : (m * 4099) % 65600);
-    std::thread receiver([&] { recvAll(ctx, p.recv, sizes, 0); });
-    sendAll(ctx, p.send, sizes, 0);
-    receiver.join();
-    EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
-    EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
+    roundTrip(ctx, p, sizes, 0, kOrder);
+    closePair(p);
     EXPECT_EQ(gOps->closeListen(l), weftSuccess);
     EXPECT_EQ(gPlugin->finalize(ctx), weftSuccess);
   }

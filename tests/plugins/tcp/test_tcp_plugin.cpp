@@ -2,18 +2,14 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -21,111 +17,31 @@
 
 #include "tcp_iface.h"
 #include "tcp_wire.h"
+#include "transport_test_support.h"
 #include "weft/plugin.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+using namespace weft_test;
 
-constexpr uint64_t kToken = 0x0123456789abcdefULL;
-constexpr auto kDeadline = 60s;
-
-std::mutex gLogMutex;
-std::vector<std::string> gLog;
-
-void testLog(weftLogLevel_t level, const char* plugin, const char* message) {
-  std::fprintf(stderr, "[%s:%d] %s\n", plugin, static_cast<int>(level), message);
-  std::lock_guard<std::mutex> lock(gLogMutex);
-  gLog.emplace_back(message);
-}
-
-bool logContains(const std::string& text) {
-  std::lock_guard<std::mutex> lock(gLogMutex);
-  for (const std::string& line : gLog) {
-    if (line.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
-const char* testGetConfig(const char* name) { return std::getenv(name); }
-
-const weftPluginHost_v1 kHost = {WEFT_PLUGIN_ABI_VERSION, testLog, testGetConfig};
-
-const weftPlugin_v1_t* gPlugin = nullptr;
-const weftTransportOps_v1* gOps = nullptr;
 const weftTransportVecOps_v1* gVec = nullptr;  // the optional vectored extension
 void* gCtx = nullptr;
 
-void loadPlugin() {
-  if (gPlugin != nullptr) return;
-  void* lib = dlopen(WEFT_TCP_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(lib, nullptr) << dlerror();
-  gPlugin = static_cast<const weftPlugin_v1_t*>(dlsym(lib, WEFT_PLUGIN_SYMBOL_V1));
-  ASSERT_NE(gPlugin, nullptr) << dlerror();
-  gOps = gPlugin->transport;
-  gVec = static_cast<const weftTransportVecOps_v1*>(dlsym(lib, WEFT_TRANSPORT_VEC_SYMBOL_V1));
-}
-
-// Content of byte i of message m.
-unsigned char pattern(size_t m, size_t i) {
-  return static_cast<unsigned char>((i * 131 + m * 7 + (i >> 11)) & 0xff);
-}
-
-std::vector<unsigned char> makeMessage(size_t m, size_t size) {
-  std::vector<unsigned char> v(size);
-  for (size_t i = 0; i < size; ++i) v[i] = pattern(m, i);
-  return v;
-}
-
-bool checkMessage(size_t m, const unsigned char* data, size_t size) {
-  for (size_t i = 0; i < size; ++i) {
-    if (data[i] != pattern(m, i)) return false;
-  }
-  return true;
-}
-
-// Tests r until done, an error or the deadline (weftTimeout).
-weftResult_t waitRequest(void* ctx, void* r, size_t* size, std::chrono::seconds limit = kDeadline) {
-  auto deadline = Clock::now() + limit;
-  for (;;) {
-    int done = 0;
-    weftResult_t res = gOps->test(r, &done, size);
-    if (res != weftSuccess || done) return res;
-    if (Clock::now() > deadline) return weftTimeout;
-    gOps->waitReady(ctx, 1000);
+// The plugin, then its vectored extension from the same library (null where it has none).
+void loadTcpPlugin() {
+  loadPlugin(WEFT_TCP_PLUGIN_PATH);
+  if (gPlugin != nullptr && gVec == nullptr) {
+    gVec = static_cast<const weftTransportVecOps_v1*>(dlsym(gLib, WEFT_TRANSPORT_VEC_SYMBOL_V1));
   }
 }
 
-struct Pair {
-  void* send = nullptr;
-  void* recv = nullptr;
-  uint64_t acceptedId = 0;
-};
-
-// Connects and accepts one connection, both sides driven from this thread.
-Pair connectPair(void* ctx, void* listenComm, const unsigned char* handle, uint64_t token, uint64_t id) {
-  Pair p;
-  auto deadline = Clock::now() + 10s;
-  while ((p.send == nullptr || p.recv == nullptr) && Clock::now() < deadline) {
-    if (p.send == nullptr) {
-      EXPECT_EQ(gOps->connect(ctx, handle, token, id, &p.send), weftSuccess);
-    }
-    if (p.recv == nullptr) {
-      EXPECT_EQ(gOps->accept(listenComm, &p.recv, &p.acceptedId), weftSuccess);
-    }
-    if (p.send == nullptr || p.recv == nullptr) gOps->waitReady(ctx, 1000);
-  }
-  EXPECT_NE(p.send, nullptr);
-  EXPECT_NE(p.recv, nullptr);
-  return p;
-}
-
-class TcpPlugin : public ::testing::Test {
+// One context for the suite (init reads WEFT_SOCKET_IFNAME=lo), a listener per test.
+class TcpPlugin : public TransportTest {
  protected:
   static void SetUpTestSuite() {
     setenv("WEFT_SOCKET_IFNAME", "lo", 1);
-    loadPlugin();
+    loadTcpPlugin();
     ASSERT_NE(gPlugin, nullptr);
     if (gCtx == nullptr) {
       ASSERT_EQ(gPlugin->init(&kHost, &gCtx), weftSuccess);
@@ -139,88 +55,9 @@ class TcpPlugin : public ::testing::Test {
     gCtx = nullptr;
   }
 
-  void SetUp() override {
-    pairs_.reserve(8);  // newPair() hands out references
-    ASSERT_NE(gCtx, nullptr);
-    ASSERT_EQ(gOps->listen(gCtx, kToken, handle_, &listen_), weftSuccess);
-    ASSERT_NE(listen_, nullptr);
-  }
-
-  void TearDown() override {
-    for (Pair& p : pairs_) {
-      if (p.send != nullptr) {
-        EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
-      }
-      if (p.recv != nullptr) {
-        EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
-      }
-    }
-    if (listen_ != nullptr) {
-      EXPECT_EQ(gOps->closeListen(listen_), weftSuccess);
-    }
-  }
-
-  Pair& newPair(uint64_t id = 1) {
-    pairs_.push_back(connectPair(gCtx, listen_, handle_, kToken, id));
-    return pairs_.back();
-  }
-
-  unsigned char handle_[WEFT_NET_HANDLE_BYTES] = {};
-  void* listen_ = nullptr;
-  std::vector<Pair> pairs_;
+  void SetUp() override { listenOn(gCtx); }
+  void TearDown() override { closeAll(); }
 };
-
-// Sends sizes[i] as message i (all posted at once), checking completion in order.
-void sendAll(void* ctx, void* sendComm, const std::vector<size_t>& sizes, uint32_t tag) {
-  std::vector<std::vector<unsigned char>> bufs;
-  std::vector<void*> reqs(sizes.size(), nullptr);
-  for (size_t m = 0; m < sizes.size(); ++m) bufs.push_back(makeMessage(m, sizes[m]));
-  for (size_t m = 0; m < sizes.size(); ++m) {
-    ASSERT_EQ(gOps->isend(sendComm, bufs[m].data(), sizes[m], tag, nullptr, &reqs[m]), weftSuccess);
-  }
-  for (size_t m = 0; m < sizes.size(); ++m) {
-    size_t size = 12345;
-    ASSERT_EQ(waitRequest(ctx, reqs[m], &size), weftSuccess) << "message " << m;
-    EXPECT_EQ(size, sizes[m]);
-  }
-}
-
-// Tests every request, newest first, until all are done (each then set to null), calling onDone(k, size)
-// for request k as it completes; waits in the transport between passes.
-template <typename OnDone>
-void testUntilDone(void* ctx, std::vector<void*>& reqs, OnDone onDone) {
-  size_t left = reqs.size();
-  auto deadline = Clock::now() + kDeadline;
-  while (left > 0) {
-    ASSERT_LT(Clock::now(), deadline);
-    for (size_t k = reqs.size(); k-- > 0;) {
-      if (reqs[k] == nullptr) continue;
-      int done = 0;
-      size_t size = 0;
-      ASSERT_EQ(gOps->test(reqs[k], &done, &size), weftSuccess) << "message " << k;
-      if (!done) continue;
-      reqs[k] = nullptr;
-      --left;
-      onDone(k, size);
-    }
-    if (left > 0) gOps->waitReady(ctx, 1000);
-  }
-}
-
-// Receives the messages of sendAll (all posted at once), testing the newest first.
-void recvAll(void* ctx, void* recvComm, const std::vector<size_t>& sizes, uint32_t tag) {
-  std::vector<std::vector<unsigned char>> bufs;
-  std::vector<void*> reqs(sizes.size(), nullptr);
-  for (size_t size : sizes) bufs.emplace_back(size + 1, 0xee);  // posted one byte larger than sent
-  for (size_t m = 0; m < sizes.size(); ++m) {
-    ASSERT_EQ(gOps->irecv(recvComm, bufs[m].data(), bufs[m].size(), tag, nullptr, &reqs[m]), weftSuccess);
-  }
-  testUntilDone(ctx, reqs, [&](size_t k, size_t size) {
-    EXPECT_EQ(size, sizes[k]) << "message " << k;
-    EXPECT_TRUE(checkMessage(k, bufs[k].data(), sizes[k])) << "message " << k;
-    EXPECT_EQ(bufs[k][sizes[k]], 0xee) << "message " << k;
-  });
-}
 
 TEST_F(TcpPlugin, EntryTable) {
   EXPECT_EQ(gPlugin->abiVersion, static_cast<unsigned>(WEFT_PLUGIN_ABI_VERSION));
@@ -370,18 +207,14 @@ TEST_F(TcpPlugin, RoundTripSizesTwoThreads) {
   for (int round = 0; round < 3; ++round) {
     for (size_t s : {size_t{0}, size_t{1}, size_t{4099}, size_t{1} << 20, size_t{64} << 20}) sizes.push_back(s);
   }
-  std::thread receiver([&] { recvAll(gCtx, p.recv, sizes, 3); });
-  sendAll(gCtx, p.send, sizes, 3);
-  receiver.join();
+  roundTrip(gCtx, p, sizes, 3, Completion::kAnyOrder);
 }
 
 TEST_F(TcpPlugin, ManySmallMessagesInFlight) {
   Pair& p = newPair();
   std::vector<size_t> sizes;
   for (size_t m = 0; m < 3000; ++m) sizes.push_back((m * 37) % 5000);
-  std::thread receiver([&] { recvAll(gCtx, p.recv, sizes, 0); });
-  sendAll(gCtx, p.send, sizes, 0);
-  receiver.join();
+  roundTrip(gCtx, p, sizes, 0, Completion::kAnyOrder);
 }
 
 // Two connections used by two threads at the same time, each thread sending on one and receiving on the other,
@@ -393,64 +226,21 @@ TEST_F(TcpPlugin, TwoConnectionsTwoThreads) {
   if (a.acceptedId != 1) std::swap(a.recv, b.recv);
   std::vector<size_t> sizes;
   for (size_t m = 0; m < 200; ++m) sizes.push_back((m * 7919) % 300000);
-  std::atomic<bool> stop{false};
-  std::thread waiter([&] {
-    while (!stop) gOps->waitReady(gCtx, 2000);
-  });
-  std::thread t1([&] {
-    std::thread r([&] { recvAll(gCtx, b.recv, sizes, 2); });
-    sendAll(gCtx, a.send, sizes, 1);
-    r.join();
-  });
-  std::thread t2([&] {
-    std::thread r([&] { recvAll(gCtx, a.recv, sizes, 1); });
-    sendAll(gCtx, b.send, sizes, 2);
-    r.join();
-  });
-  t1.join();
-  t2.join();
-  stop = true;
-  waiter.join();
+  crossTraffic(gCtx, a, b, sizes, Completion::kAnyOrder);
 }
 
 // The sender is another process with its own plugin context.
 TEST_F(TcpPlugin, RoundTripForkedSender) {
   std::vector<size_t> sizes = {0, 1, 4099, size_t{1} << 20, size_t{64} << 20, 17, 0};
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    alarm(120);
-    void* ctx = nullptr;
-    if (gPlugin->init(&kHost, &ctx) != weftSuccess) _exit(2);
-    void* send = nullptr;
-    auto deadline = Clock::now() + 10s;
-    while (send == nullptr && Clock::now() < deadline) {
-      if (gOps->connect(ctx, handle_, kToken, 77, &send) != weftSuccess) _exit(3);
-      gOps->waitReady(ctx, 1000);
-    }
-    if (send == nullptr) _exit(4);
-    sendAll(ctx, send, sizes, 5);
-    bool failed = ::testing::Test::HasFailure();
-    gOps->closeSend(send);
-    gPlugin->finalize(ctx);
-    _exit(failed ? 5 : 0);
-  }
-  void* recv = nullptr;
+  pid_t pid = forkSender(handle_, 77, [&](void* ctx, void* send) { sendAll(ctx, send, sizes, 5); });
+  ASSERT_GT(pid, 0);
   uint64_t id = 0;
-  auto deadline = Clock::now() + 10s;
-  while (recv == nullptr && Clock::now() < deadline) {
-    ASSERT_EQ(gOps->accept(listen_, &recv, &id), weftSuccess);
-    gOps->waitReady(gCtx, 1000);
-  }
+  void* recv = acceptFrom(gCtx, listen_, &id);
   ASSERT_NE(recv, nullptr);
   EXPECT_EQ(id, 77u);
-  recvAll(gCtx, recv, sizes, 5);
+  recvAll(gCtx, recv, sizes, 5, Completion::kAnyOrder);
   EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(reap(pid), 0);
 }
 
 TEST_F(TcpPlugin, LongerMessageFailsWithoutOverflow) {
@@ -650,7 +440,7 @@ void sendAllVec(void* ctx, void* sendComm, std::vector<VecMessage>& msgs, uint32
 void recvAllVec(void* ctx, void* recvComm, std::vector<VecMessage>& msgs, uint32_t tag) {
   std::vector<void*> reqs(msgs.size(), nullptr);
   for (size_t m = 0; m < msgs.size(); ++m) ASSERT_EQ(postRecv(recvComm, msgs[m], tag, &reqs[m]), weftSuccess);
-  testUntilDone(ctx, reqs, [&](size_t k, size_t size) {
+  testUntilDone(ctx, reqs, Completion::kAnyOrder, [&](size_t k, size_t size) {
     EXPECT_EQ(size, msgs[k].length) << "message " << k;
     EXPECT_TRUE(msgs[k].in->holds(k, msgs[k].length)) << "message " << k;
   });
@@ -926,7 +716,7 @@ TEST(TcpInterfaceSpec, SelectsLoopbackByName) {
 class TcpPluginInit : public ::testing::Test {
  protected:
   void SetUp() override {
-    loadPlugin();
+    loadTcpPlugin();
     ASSERT_NE(gPlugin, nullptr);
   }
   void TearDown() override {
@@ -975,8 +765,7 @@ TEST_F(TcpPluginInit, VecRoundTripSmallSocketBuffers) {
   ASSERT_NE(p.send, nullptr);
   ASSERT_NE(p.recv, nullptr);
   vecRoundTrip(ctx, p, 3, 120);
-  EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
-  EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
+  closePair(p);
   EXPECT_EQ(gOps->closeListen(l), weftSuccess);
   EXPECT_EQ(gPlugin->finalize(ctx), weftSuccess);
 }
@@ -997,11 +786,8 @@ TEST_F(TcpPluginInit, ExactNameAndIpv6) {
   ASSERT_NE(p.send, nullptr);
   ASSERT_NE(p.recv, nullptr);
   std::vector<size_t> sizes = {0, 1, 4099, size_t{1} << 20};
-  std::thread receiver([&] { recvAll(ctx, p.recv, sizes, 0); });
-  sendAll(ctx, p.send, sizes, 0);
-  receiver.join();
-  EXPECT_EQ(gOps->closeSend(p.send), weftSuccess);
-  EXPECT_EQ(gOps->closeRecv(p.recv), weftSuccess);
+  roundTrip(ctx, p, sizes, 0, Completion::kAnyOrder);
+  closePair(p);
   EXPECT_EQ(gOps->closeListen(l), weftSuccess);
   EXPECT_EQ(gPlugin->finalize(ctx), weftSuccess);
 }
