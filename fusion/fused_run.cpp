@@ -92,12 +92,13 @@ void runFused(const Op& op) {
   if (op.kind == OpKind::AllReduce && averageBytes >= kListMinAverageBytes) {
     if (Backend* backend = listBackendFor(op)) return runOnBufferList(*backend, op);  // no copies at all
   }
-  if (op.kind == OpKind::AllReduce && averageBytes <= kRunManyMaxAverageBytes && runMembersOnBackend(op)) return;
-  // A fused AllGather or ReduceScatter on the node backend runs as its calls: packing them (the output N
-  // times the input) in pieces lost to the unfused calls at every size measured (shm, float, 2026-11-23,
-  // 2-vCPU EPYC; unfused / packed fused: 1000 x 4 KiB 0.63-0.66 at np 2, 0.78-0.86 at np 4; 100 x 64 KiB
-  // 0.78-0.84 at np 2 and 4), since each call alone takes the backend's direct path.
-  if (op.kind != OpKind::AllReduce && runMembersOnBackend(op)) return;
+  // Small AllReduces, and AllGathers and ReduceScatters of any size, go to a backend that takes them as their
+  // calls (runMany): packed AllGathers and ReduceScatters (the output N times the input) lost to the unfused
+  // calls at every size measured (shm, float, 2026-11-23, 2-vCPU EPYC; unfused / packed fused: 1000 x 4 KiB
+  // 0.63-0.66 at np 2, 0.78-0.86 at np 4; 100 x 64 KiB 0.78-0.84 at np 2 and 4), since each call alone takes
+  // the node backend's direct path.
+  const bool asCalls = op.kind != OpKind::AllReduce || averageBytes <= kRunManyMaxAverageBytes;
+  if (asCalls && runMembersOnBackend(op)) return;
   if (averageBytes >= kVectoredMinAverageBytes && runRingOnCallBuffers(op)) return;
   weftComm& comm = *op.comm;
   const std::vector<Op>& members = *op.members;
