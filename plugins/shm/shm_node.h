@@ -99,6 +99,8 @@ class NodeComm {
   // The largest input (per rank) a collective stages; larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
   size_t reduceAllBytes() const { return reduceAllBytes_; }
+  // Every rank has a CPU of its own (alike on every rank): a rank that would wait idle can take on work.
+  bool cpuPerRank() const { return spin_; }
   size_t stageBytes() const { return stageBytes_; }
   // Staging areas of rank r for the current collective.
   unsigned char* stageIn(int r) const;
