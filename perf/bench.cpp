@@ -214,11 +214,16 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
     sides.emplace_back([this, &desc, &args, peer] { peerCall(*peer, desc, args, rank_); });
     sideOf[p] = sides.size() - 1;
   }
+  // Weft's in-place form takes its turns too (its input is whatever the last turn left: only timed here).
+  const CallArgs inPlaceArgs = argsFor(row, counts, true);
+  const bool inPlace = options_.peerInPlace && desc.hasInPlace;
+  if (inPlace) sides.emplace_back([&] { weftCheck(desc.call(inPlaceArgs), desc.name, rank_); });
   auto times = timeRounds(sides, options_);
   double bytes = algBytes(desc, row.count, typeSize(row.type), nranks_);
   fillMeasure(row.outOfPlace, times[0], bytes, desc.busFactor(nranks_));
   for (size_t p = 0; p < peers_.size(); ++p)
     if (sideOf[p]) fillMeasure(row.peers[p], times[sideOf[p]], bytes, desc.busFactor(nranks_));
+  if (inPlace) fillMeasure(row.inPlace, times.back(), bytes, desc.busFactor(nranks_));
 
   // The buffers are shared: each library's check starts from fresh inputs and a poisoned output.
   if (options_.check) {
@@ -228,6 +233,11 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
     row.outOfPlace.wrong = sumOverRanks(static_cast<long long>(countWrong(ctx, args.recvbuff)));
     for (size_t p = 0; p < peers_.size(); ++p)
       if (sideOf[p]) row.peers[p].wrong = checkPeer(*peers_[p], desc, row, counts);
+    if (inPlace) {
+      fillInput(ctx, const_cast<void*>(inPlaceArgs.sendbuff), counts.sendCount);
+      weftCheck(desc.call(inPlaceArgs), desc.name, rank_);
+      row.inPlace.wrong = sumOverRanks(static_cast<long long>(countWrong(ctx, inPlaceArgs.recvbuff)));
+    }
   }
   for (size_t p = 0; p < peers_.size(); ++p)
     if (sideOf[p]) peers_[p]->release();

@@ -29,7 +29,8 @@ enum LongOnly {
   kPlan,
   kCalibrate,
   kCalibrateTransport,
-  kChoices
+  kChoices,
+  kPeerInPlace
 };
 
 constexpr const char* kGlooAllreduceNames[] = {"ring", "bcube", "ring_chunked", "halving_doubling"};
@@ -59,6 +60,7 @@ const option kLongOptions[] = {
     {"calibrate", required_argument, nullptr, kCalibrate},
     {"calibrate-transport", required_argument, nullptr, kCalibrateTransport},
     {"choices", required_argument, nullptr, kChoices},
+    {"peer_in_place", no_argument, nullptr, kPeerInPlace},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -227,6 +229,9 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
       case kBounds:
         options.bounds = true;
         break;
+      case kPeerInPlace:
+        options.peerInPlace = true;
+        break;
       case kBoundsBytes:
         // At least a page per thread and array; the arrays are float, so a multiple of 4.
         if (!parseByteCount(arg, options.boundsBytes) || options.boundsBytes < 4096)
@@ -304,6 +309,9 @@ std::string usage(const char* program) {
       "      --peer <libs>          none, mpi (Open MPI), gloo, or a comma list (mpi,gloo): run the same sweep\n"
       "                             through each library, taking turns with Weft round by round, and print\n"
       "                             them side by side with the ratio peer time / Weft time for each\n"
+      "      --peer_in_place        with --peer: also time Weft's in-place form, in the same rounds (for\n"
+      "                             MPI_Bcast, whose one buffer is Weft's in-place Broadcast); in the JSON\n"
+      "                             and CSV (in_place), the table compares out of place\n"
       "      --gloo_allreduce <alg> ring, bcube (gloo::allreduce), ring_chunked, halving_doubling (classic\n"
       "                             algorithm classes) (default ring)\n"
       "      --bounds               first measure memcpy and c=a+b bandwidth (1 and all threads) and a\n"

@@ -128,7 +128,7 @@ def check_context(doc, peers, nranks, with_bounds):
             fail(where, f"algorithms should be non-empty strings: {algorithms}")
     options = expect_type(doc, "options", dict, top) or {}
     for key in ("minbytes", "maxbytes", "stepfactor", "stepbytes", "iters", "rounds", "iters_per_round",
-                "warmup_iters", "check", "root"):
+                "warmup_iters", "check", "root", "peer_in_place"):
         expect_type(options, key, int, "options")
     expect_type(options, "gloo_allreduce", str, "options")
     bounds = expect_type(doc, "bounds", dict, top, nullable=not with_bounds)
@@ -246,8 +246,12 @@ def check_json(doc, peers, nranks, rounds, with_bounds):
             measures += row.get(form) is not None
         if row.get("out_of_place") is None:
             fail(where, "Weft's out-of-place form is missing")
-        if peers and row.get("in_place") is not None:
-            fail(where, "in-place form with peers")
+        # With peers Weft's in-place form is timed only with --peer_in_place, and then wherever it exists.
+        in_place_expected = not peers or (doc.get("options") or {}).get("peer_in_place") == 1
+        if peers and row.get("in_place") is not None and not in_place_expected:
+            fail(where, "in-place form with peers, without --peer_in_place")
+        if peers and in_place_expected and coll not in ("alltoall", "sendrecv") and row.get("in_place") is None:
+            fail(where, "no in-place form with --peer_in_place")
         measures += check_row_peers(row, where, coll, peers, nranks, rounds, per_peer)
     check_summary(doc, peers, per_peer)
     return measures
@@ -356,6 +360,8 @@ def main():
     with_bounds = bool(peers)
     if peers:
         cmd += ["--peer", peer, "--bounds", "--bounds_bytes", "4M"]
+    if "mpi" in peers:
+        cmd += ["--peer_in_place"]  # its in-place forms checked here; the gloo run checks they are absent
     run(cmd)
     with open(json_path) as f:
         doc = json.load(f)

@@ -167,7 +167,7 @@ ParseResult parse(std::vector<std::string> args, Options& options) {
 TEST(Options, PeerRoundsAndFiles) {
   Options o;
   ASSERT_EQ(parse({"--peer", "gloo", "--rounds", "4", "-n", "10", "--json", "a.json", "--csv", "a.csv",
-                   "--gloo_allreduce", "bcube", "--bounds", "--bounds_bytes", "1M"},
+                   "--gloo_allreduce", "bcube", "--bounds", "--bounds_bytes", "1M", "--peer_in_place"},
                   o)
                 .status,
             ParseStatus::kRun);
@@ -179,9 +179,11 @@ TEST(Options, PeerRoundsAndFiles) {
   EXPECT_EQ(o.glooAllreduce, "bcube");
   EXPECT_TRUE(o.bounds);
   EXPECT_EQ(o.boundsBytes, 1u << 20);
+  EXPECT_TRUE(o.peerInPlace);
   Options none;
   ASSERT_EQ(parse({"--coll", "none", "--bounds"}, none).status, ParseStatus::kRun);
   EXPECT_TRUE(none.colls.empty());
+  EXPECT_FALSE(none.peerInPlace);
 }
 
 TEST(Options, PeerList) {
