@@ -15,7 +15,7 @@ namespace {
 
 struct GroupState {
   int depth = 0;
-  uint64_t serial = 0;  // the open group's number (unique in the process): a plan records it with each call
+  uint64_t serial = 0;  // the open group's number (unique in the process), taken when a plan first records in it
   std::unique_ptr<FusionPlanner> planner;  // once the open group has a call that may fuse
   // Until then its Send/Recv on the NULL stream are only held here, in order, in a vector kept from group to
   // group: a group of Send/Recv alone, as pipeline parallelism issues, runs without the planner and
@@ -27,6 +27,14 @@ struct GroupState {
 };
 thread_local GroupState group;
 std::atomic<uint64_t> groupsOpened{0};  // numbers groups across threads, so two threads' never share one
+
+// The open group's number, or 0 outside a group. Numbered on first use: most groups are never recorded, and
+// an atomic increment per group is a fair part of a small Send/Recv's cost.
+uint64_t openGroupSerial() {
+  if (group.depth == 0) return 0;
+  if (group.serial == 0) group.serial = groupsOpened.fetch_add(1, std::memory_order_relaxed) + 1;
+  return group.serial;
+}
 
 // Takes the turns now (issue order), runs now or on the stream.
 void issue(Batch batch, weftStream* stream) {
@@ -79,7 +87,8 @@ bool runPlainGroup() {
   weftComm* comm = group.plain.front().comm;
   if (!std::all_of(group.plain.begin(), group.plain.end(), [&](const Op& op) { return op.comm == comm; }))
     return false;
-  for (const Op& op : group.plain) countLaunch(op);
+  // Each is launched alone (countLaunch's 1 for every one of them), counted with one atomic add.
+  comm->collectivesLaunched.fetch_add(group.plain.size(), std::memory_order_relaxed);
   struct Release {  // the held calls are this group's only, however the batch ends
     ~Release() { group.plain.clear(); }
   } release;
@@ -94,7 +103,7 @@ FusionSetting fusionSettingOf(const weftComm* comm, size_t slot) { return comm->
 
 void submit(const Op& op, weftStream* stream) {
   if (PlanRecorder* recorder = op.comm->recording.active(); recorder != nullptr) {
-    return recorder->record(op, stream, group.depth > 0 ? group.serial : 0);  // runs at weftPlanLaunch
+    return recorder->record(op, stream, openGroupSerial());  // runs at weftPlanLaunch
   }
   op.comm->opsSubmitted.fetch_add(1, std::memory_order_relaxed);
   if (group.depth > 0) {
@@ -118,7 +127,7 @@ void groupStart() {
   if (group.depth++ > 0) return;
   group.planner.reset();
   group.plain.clear();
-  group.serial = groupsOpened.fetch_add(1, std::memory_order_relaxed) + 1;
+  group.serial = 0;
 }
 
 void launchPlan(const std::shared_ptr<PlanRun>& run, size_t recordedOps, weftStream* stream) {

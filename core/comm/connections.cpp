@@ -46,6 +46,7 @@ std::vector<TransportHandle> Connections::handles() const {
 
 void Connections::setPeers(const std::vector<PeerInfo>& peers, int myRank, const std::string& myHostId) {
   rank_ = myRank;
+  made_ = std::make_unique<std::atomic<void*>[]>(2 * peers.size() * kNumChannels);  // all null
   linkOf_.assign(peers.size(), -1);
   peerHandles_.assign(peers.size(), NetHandle{});
   for (size_t peer = 0; peer < peers.size(); ++peer) {
@@ -84,7 +85,21 @@ std::string Connections::transportBetween(const PeerInfo& a, const PeerInfo& b) 
   return {};
 }
 
+std::atomic<void*>* Connections::made(bool isRecv, int peer, int channel) const {
+  if (channel >= kNumChannels || !made_) return nullptr;
+  const size_t peers = linkOf_.size();
+  return &made_[(static_cast<size_t>(isRecv) * peers + static_cast<size_t>(peer)) * kNumChannels +
+                static_cast<size_t>(channel)];
+}
+
+void Connections::remember(bool isRecv, int peer, int channel, void* comm) {
+  if (std::atomic<void*>* slot = made(isRecv, peer, channel)) slot->store(comm, std::memory_order_release);
+}
+
 void* Connections::trySend(int peer, int channel) {
+  if (std::atomic<void*>* slot = made(false, peer, channel)) {
+    if (void* comm = slot->load(std::memory_order_acquire)) return comm;
+  }
   std::lock_guard guard(mutex_);
   Key key{peer, channel};
   if (auto it = sendComms_.find(key); it != sendComms_.end()) return it->second;
@@ -93,11 +108,17 @@ void* Connections::trySend(int peer, int channel) {
   check(ops(peer).connect(link.plugin->context, peerHandles_[peer].data(), token_, connectorIdOf(rank_, channel),
                           &comm),
         "connect", link.plugin->name, peer);
-  if (comm != nullptr) sendComms_[key] = comm;
+  if (comm != nullptr) {
+    sendComms_[key] = comm;
+    remember(false, peer, channel, comm);
+  }
   return comm;
 }
 
 void* Connections::tryRecv(int peer, int channel) {
+  if (std::atomic<void*>* slot = made(true, peer, channel)) {
+    if (void* comm = slot->load(std::memory_order_acquire)) return comm;
+  }
   std::lock_guard guard(mutex_);
   Key key{peer, channel};
   if (auto it = recvComms_.find(key); it != recvComms_.end()) return it->second;
@@ -132,6 +153,7 @@ void Connections::acceptArrived(Link& link) {
       continue;
     }
     recvComms_[{fromRank, fromChannel}] = comm;
+    remember(true, fromRank, fromChannel, comm);
     if (fromChannel == kControlChannel) connectedToControl_.push_back(fromRank);
   }
 }

@@ -9,11 +9,14 @@
 //
 // Several threads of a rank may use one communicator's connections at once (a plan's streams, the control
 // channel's poll): making, accepting and looking up connections is serialised by a lock; each connection is
-// then used by the one thread of its channel.
+// then used by the one thread of its channel. Connections of the first kNumChannels channels, once made, are
+// also found without the lock: every collective and Send/Recv looks its connections up.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -76,6 +79,10 @@ class Connections {
   using Key = std::pair<int, int>;  // (peer, channel)
 
   void acceptArrived(Link& link);
+  // The lock-free copy of a made connection of the first kNumChannels channels (null: not made, or a lane's
+  // channel): written once under the lock, read without it.
+  std::atomic<void*>* made(bool isRecv, int peer, int channel) const;
+  void remember(bool isRecv, int peer, int channel, void* comm);
 
   uint64_t token_;
   int rank_ = -1;
@@ -84,8 +91,9 @@ class Connections {
   std::vector<NetHandle> peerHandles_;
   std::map<Key, void*> sendComms_;
   std::map<Key, void*> recvComms_;
-  std::vector<int> connectedToControl_;  // the peers of recvComms_ on kControlChannel
-  mutable std::recursive_mutex mutex_;   // over the maps, the listeners and the transports' connect/accept
+  std::unique_ptr<std::atomic<void*>[]> made_;  // [isRecv][peer][channel < kNumChannels], from setPeers
+  std::vector<int> connectedToControl_;         // the peers of recvComms_ on kControlChannel
+  mutable std::recursive_mutex mutex_;          // over the maps, the listeners and the transports' connect/accept
 };
 
 }  // namespace weft
