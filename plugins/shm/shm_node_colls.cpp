@@ -285,11 +285,11 @@ class Runner {
     return share / kPageBytes * kPageBytes;
   }
 
-  // A direct Reduce's slice of rank r. Every rank reads and reduces (p - 1) times its slice, and the
-  // non-roots also write theirs to the root: with a CPU per rank the root takes a larger slice, by the
-  // weight 1 + 1 / (2 (p - 1)) against each other rank's 1 (the write costs about half a read and reduce
-  // of p - 1 inputs; 2 ranks on 2 CPUs, 512 KiB-32 MiB: 10-25 % faster than equal slices). With more ranks
-  // than CPUs only the total work counts: equal slices, as every other collective's.
+  // A direct Reduce's slice of rank r. Per byte of its slice every rank reads and reduces p - 1 inputs, and
+  // a non-root also writes the result to the root. A write costing about half a read-and-reduce, the root's
+  // slice is 1 + 1 / (2 (p - 1)) times the others' when every rank has a CPU (2 ranks on 2 CPUs, 512 KiB-
+  // 32 MiB: 10-25 % faster than equal slices). With more ranks than CPUs only the total work counts: equal
+  // slices, as every other collective's.
   Range reduceSliceOf(int r, int root) const {
     if (!c_.cpuPerRank() || p_ == 1) return sliceOf(op_.count, es_, r, p_);
     const double rootWeight = 1.0 + 0.5 / (p_ - 1);
