@@ -40,9 +40,13 @@ struct Range {
   size_t end;
 };
 
+// Elements of one cache line (1 for elements of a line or more): slices start on multiples of it, so that no
+// two ranks write one line.
+size_t lineElements(size_t elementBytes) { return elementBytes >= 64 ? 1 : 64 / elementBytes; }
+
 // Rank r's share of `count` elements, in bytes; slices start on cache lines so no two ranks write one.
 Range sliceOf(size_t count, size_t elementBytes, int r, int p) {
-  size_t align = elementBytes >= 64 ? 1 : 64 / elementBytes;
+  size_t align = lineElements(elementBytes);
   size_t per = (count + static_cast<size_t>(p) - 1) / static_cast<size_t>(p);
   per = (per + align - 1) / align * align;
   size_t begin = std::min(per * static_cast<size_t>(r), count);
@@ -293,8 +297,8 @@ class Runner {
   Range reduceSliceOf(int r, int root) const {
     if (!c_.cpuPerRank() || p_ == 1) return sliceOf(op_.count, es_, r, p_);
     const double rootWeight = 1.0 + 0.5 / (p_ - 1);
-    const size_t align = es_ >= 64 ? 1 : 64 / es_;  // slices start on cache lines, as sliceOf's
-    auto start = [&](int q) {                       // in bytes, ranks in order, the root's slice wider
+    const size_t align = lineElements(es_);
+    auto start = [&](int q) {  // in bytes, ranks in order, the root's slice wider
       const double before = q + (q > root ? rootWeight - 1.0 : 0.0);
       const auto element = static_cast<size_t>(static_cast<double>(op_.count) * before / (p_ - 1 + rootWeight));
       return std::min(element / align * align, op_.count) * es_;

@@ -18,6 +18,7 @@ import sys
 NRANKS = 2
 ROUNDS = 2
 COLLS = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce", "sendrecv"}
+NO_IN_PLACE = {"alltoall", "sendrecv"}  # collectives without an in-place form
 CSV_COLUMNS = ["collective", "library", "algorithm", "form", "size", "count", "type", "redop", "root", "ranks",
                "time_us", "time_us_min", "time_us_max", "algbw_gbps", "busbw_gbps", "wrong", "ratio",
                "round_times_us", "skipped"]
@@ -247,10 +248,10 @@ def check_json(doc, peers, nranks, rounds, with_bounds):
         if row.get("out_of_place") is None:
             fail(where, "Weft's out-of-place form is missing")
         # With peers Weft's in-place form is timed only with --peer_in_place, and then wherever it exists.
-        in_place_expected = not peers or (doc.get("options") or {}).get("peer_in_place") == 1
-        if peers and row.get("in_place") is not None and not in_place_expected:
+        peer_in_place = (doc.get("options") or {}).get("peer_in_place") == 1
+        if peers and not peer_in_place and row.get("in_place") is not None:
             fail(where, "in-place form with peers, without --peer_in_place")
-        if peers and in_place_expected and coll not in ("alltoall", "sendrecv") and row.get("in_place") is None:
+        if peers and peer_in_place and coll not in NO_IN_PLACE and row.get("in_place") is None:
             fail(where, "no in-place form with --peer_in_place")
         measures += check_row_peers(row, where, coll, peers, nranks, rounds, per_peer)
     check_summary(doc, peers, per_peer)
