@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 
 #include "core/collectives/op.h"
 
@@ -33,11 +34,14 @@ Footprint footprintOf(const Op& op);
 // bucket of a thousand gradients is checked a thousand times).
 class RangeSet {
  public:
+  // Its spans' nodes come from `memory` (the fusion planner keeps them in a pool from group to group).
+  explicit RangeSet(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : spans_(memory) {}
   void add(Range r);
   bool overlaps(const Range& r) const;
+  void clear() { spans_.clear(); }
 
  private:
-  std::map<uintptr_t, uintptr_t> spans_;  // begin -> end, disjoint
+  std::pmr::map<uintptr_t, uintptr_t> spans_;  // begin -> end, disjoint
 };
 
 }  // namespace weft

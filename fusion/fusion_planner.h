@@ -55,12 +55,15 @@ class FusionPlanner {
   void add(const HeldOp& call);
   // The buckets at the head of the plan that nothing can join any more, up to the first launch that may
   // still grow or is not a bucket (Send/Recv start together at the group's end; so, for simplicity, do
-  // calls that do not fuse): they may run now.
-  std::vector<std::vector<size_t>> takeReady();
-  // Every launch not taken yet (the group's end).
-  std::vector<std::vector<size_t>> takeAll();
+  // calls that do not fuse): they may run now. Each launch is the indices of its calls; the span is valid
+  // until the next add() or reset().
+  std::span<const std::vector<size_t>> takeReady();
+  // Every launch not taken yet (the group's end); valid as takeReady's.
+  std::span<const std::vector<size_t>> takeAll();
   // The operation that runs a launch: the call itself, or a fused operation carrying its members.
-  HeldOp launchOf(const std::vector<size_t>& members) const;
+  HeldOp launchOf(std::span<const size_t> members);
+  // Forgets the group, keeping the memory for the next one.
+  void reset();
 
  private:
   struct State;

@@ -16,7 +16,9 @@ namespace {
 struct GroupState {
   int depth = 0;
   uint64_t serial = 0;  // the open group's number (unique in the process), taken when a plan first records in it
-  std::unique_ptr<FusionPlanner> planner;  // once the open group has a call that may fuse
+  // Made at the first group with a call that may fuse, then kept (reset per group) with its memory.
+  std::unique_ptr<FusionPlanner> planner;
+  bool planning = false;  // the open group uses the planner
   // Until then its Send/Recv on the NULL stream are only held here, in order, in a vector kept from group to
   // group: a group of Send/Recv alone, as pipeline parallelism issues, runs without the planner and
   // allocates nothing.
@@ -24,6 +26,8 @@ struct GroupState {
   // Runs the NULL-stream launches that go before the group's end (full fusion buckets), so that they
   // overlap the rest of the group; weftGroupEnd waits for it. Made at the first such launch.
   std::unique_ptr<weftStream> early;
+  // weftGroupEnd's launches on the NULL stream, run on this thread: kept from group to group.
+  std::vector<Op> inlineLaunches;
 };
 thread_local GroupState group;
 std::atomic<uint64_t> groupsOpened{0};  // numbers groups across threads, so two threads' never share one
@@ -36,16 +40,19 @@ uint64_t openGroupSerial() {
   return group.serial;
 }
 
-// Takes the turns now (issue order), runs now or on the stream.
-void issue(Batch batch, weftStream* stream) {
+// The turns of a batch's communicators, taken now (issue order).
+std::vector<Ticket> ticketsFor(std::span<const Op> ops) {
   std::vector<weftComm*> comms;
-  for (const Op& op : batch.ops) comms.push_back(op.comm);
-  std::vector<Ticket> tickets = issueTickets(comms);
-  if (stream == nullptr) {
-    runBatch(batch.ops, tickets);
-  } else {
-    stream->enqueue([batch = std::move(batch), tickets = std::move(tickets)] { runBatch(batch.ops, tickets); });
+  for (const Op& op : ops) {
+    if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
   }
+  return issueTickets(comms);
+}
+
+// Takes the turns now, runs on the stream.
+void enqueue(Batch batch, weftStream* stream) {
+  std::vector<Ticket> tickets = ticketsFor(batch.ops);
+  stream->enqueue([batch = std::move(batch), tickets = std::move(tickets)] { runBatch(batch.ops, tickets); });
 }
 
 // Statistics of an operation that goes to the wire.
@@ -68,14 +75,19 @@ void launchReady() {
       if (!group.early) group.early = std::make_unique<weftStream>();
       stream = group.early.get();
     }
-    issue(Batch{{std::move(launch.op)}}, stream);
+    enqueue(Batch{{std::move(launch.op)}}, stream);
   }
 }
 
 // The open group's planner, made at its first call that may fuse, taking over the calls held before it.
 void startPlanner() {
-  if (group.planner) return;
-  group.planner = std::make_unique<FusionPlanner>(fusionSettingOf);
+  if (group.planning) return;
+  if (group.planner) {
+    group.planner->reset();
+  } else {
+    group.planner = std::make_unique<FusionPlanner>(fusionSettingOf);
+  }
+  group.planning = true;
   for (const Op& op : group.plain) group.planner->add({op, nullptr});
   group.plain.clear();
 }
@@ -107,7 +119,7 @@ void submit(const Op& op, weftStream* stream) {
   }
   op.comm->opsSubmitted.fetch_add(1, std::memory_order_relaxed);
   if (group.depth > 0) {
-    if (!group.planner && stream == nullptr && isPointToPoint(op)) {
+    if (!group.planning && stream == nullptr && isPointToPoint(op)) {
       group.plain.push_back(op);
       return;
     }
@@ -120,12 +132,12 @@ void submit(const Op& op, weftStream* stream) {
     Ticket ticket = issueTicket(op.comm);
     return runBatch({&op, 1}, {&ticket, 1});
   }
-  issue(Batch{{op}}, stream);
+  enqueue(Batch{{op}}, stream);
 }
 
 void groupStart() {
   if (group.depth++ > 0) return;
-  group.planner.reset();
+  group.planning = false;
   group.plain.clear();
   group.serial = 0;
 }
@@ -153,23 +165,32 @@ void launchPlan(const std::shared_ptr<PlanRun>& run, size_t recordedOps, weftStr
 void groupEnd() {
   if (group.depth == 0) fail(weftInvalidUsage, "weftGroupEnd without a matching weftGroupStart");
   if (--group.depth > 0) return;
-  if (!group.planner && runPlainGroup()) return;
+  if (!group.planning && runPlainGroup()) return;
   startPlanner();
-  std::unique_ptr<FusionPlanner> planner = std::move(group.planner);
-  // One batch per stream, in order of each stream's first op; the NULL-stream batch runs last, inline,
-  // so the streams' batches are already queued when this thread blocks.
+  group.planning = false;  // however this ends, the next group starts afresh
+  // One batch per stream, in order of each stream's first op; the NULL-stream batch runs last, on this
+  // thread, so the streams' batches are already queued when this thread blocks.
+  std::vector<Op>& inlineLaunches = group.inlineLaunches;
+  struct Release {  // its operations (and the fused ones' member lists) are this group's only
+    std::vector<Op>& ops;
+    ~Release() { ops.clear(); }
+  } release{inlineLaunches};
   std::vector<std::pair<weftStream*, Batch>> batches;
-  for (const std::vector<size_t>& members : planner->takeAll()) {
-    HeldOp launch = planner->launchOf(members);
+  for (const std::vector<size_t>& members : group.planner->takeAll()) {
+    HeldOp launch = group.planner->launchOf(members);
     countLaunch(launch.op);
+    if (launch.stream == nullptr) {
+      inlineLaunches.push_back(std::move(launch.op));
+      continue;
+    }
     auto it =
         std::find_if(batches.begin(), batches.end(), [&](const auto& b) { return b.first == launch.stream; });
     if (it == batches.end()) it = batches.insert(batches.end(), {launch.stream, Batch{}});
     it->second.ops.push_back(std::move(launch.op));
   }
-  std::stable_partition(batches.begin(), batches.end(), [](const auto& b) { return b.first != nullptr; });
   try {
-    for (auto& [stream, batch] : batches) issue(std::move(batch), stream);
+    for (auto& [stream, batch] : batches) enqueue(std::move(batch), stream);
+    if (!inlineLaunches.empty()) runBatch(inlineLaunches, ticketsFor(inlineLaunches));
   } catch (...) {
     // The launches that went early are this group's too: done (or failed) before this call returns.
     if (group.early) {

@@ -12,6 +12,7 @@ namespace weft {
 namespace {
 
 using Plan = std::vector<std::vector<size_t>>;
+Plan asPlan(std::span<const std::vector<size_t>> launches) { return {launches.begin(), launches.end()}; }
 
 // A group under construction: one communicator of `nranks`, one setting per collective.
 class Group {
@@ -41,11 +42,13 @@ class Group {
     return *this;
   }
   const HeldOp& last() const { return held_.back(); }
-  Plan plan() const {
-    return planFusion(held_, [this](const weftComm*, size_t slot) { return settings_[slot]; });
+  const std::vector<HeldOp>& held() const { return held_; }
+  FusionSettingOf settingOf() const {
+    return [this](const weftComm*, size_t slot) { return settings_[slot]; };
   }
+  Plan plan() const { return planFusion(held_, settingOf()); }
   std::vector<HeldOp> fused() const {
-    FusionPlanner planner([this](const weftComm*, size_t slot) { return settings_[slot]; });
+    FusionPlanner planner(settingOf());
     for (const HeldOp& h : held_) planner.add(h);
     std::vector<HeldOp> launches;
     for (const auto& members : planner.takeAll()) launches.push_back(planner.launchOf(members));
@@ -200,9 +203,9 @@ class Incremental {
   Plan add(OpKind kind, size_t count, int fusionId = 1) {
     group_.add(kind, count, fusionId);
     planner_.add(group_.last());
-    return planner_.takeReady();
+    return asPlan(planner_.takeReady());
   }
-  Plan rest() { return planner_.takeAll(); }
+  Plan rest() { return asPlan(planner_.takeAll()); }
 
  private:
   Group group_;
@@ -239,6 +242,49 @@ TEST(FusionPlannerEarly, IdBucketsWaitForTheGroupsEnd) {
   Incremental g(mode(weftFusionId));
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(g.add(OpKind::AllReduce, 1 << 20).empty());
   EXPECT_EQ(g.rest().size(), 1u);
+}
+
+// weftGroupEnd keeps one planner per thread and resets it between groups, keeping its memory.
+TEST(FusionPlannerReuse, AResetPlannerPlansTheNextGroupAsAFreshOneWould) {
+  std::vector<float> a(64), b(64), x(64), y(64);
+  Group first;  // one bucket of ten
+  for (int i = 0; i < 10; ++i) first.add(OpKind::AllReduce, (256 << 10) / 8);
+  Group second;  // buffer dependencies, and an AllGather bucket beside the AllReduce ones
+  second.addOn(OpKind::AllReduce, a.data(), a.data(), 64)
+      .addOn(OpKind::Broadcast, x.data(), y.data(), 64)
+      .add(OpKind::AllGather, 3)
+      .addOn(OpKind::AllReduce, y.data(), y.data(), 64)
+      .addOn(OpKind::AllReduce, b.data(), b.data(), 64)
+      .add(OpKind::AllGather, 5);
+  FusionPlanner planner(second.settingOf());
+  for (const HeldOp& h : first.held()) planner.add(h);
+  EXPECT_EQ(asPlan(planner.takeAll()), (Plan{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}));
+  planner.reset();
+  for (const HeldOp& h : second.held()) planner.add(h);
+  EXPECT_EQ(asPlan(planner.takeAll()), (Plan{{0}, {1}, {2, 5}, {3, 4}}));
+  EXPECT_EQ(second.plan(), (Plan{{0}, {1}, {2, 5}, {3, 4}}));  // a fresh planner's
+}
+
+TEST(FusionPlannerReuse, AFusedOperationsMemberListIsReusedOnlyOnceNobodyHoldsIt) {
+  Group g;
+  for (int i = 0; i < 4; ++i) g.add(OpKind::AllReduce, 100 + i);
+  FusionPlanner planner(g.settingOf());
+  auto launchGroup = [&] {
+    planner.reset();
+    for (const HeldOp& h : g.held()) planner.add(h);
+    std::span<const std::vector<size_t>> launches = planner.takeAll();
+    EXPECT_EQ(launches.size(), 1u);
+    return planner.launchOf(launches.front());
+  };
+  const std::vector<Op>* dropped = launchGroup().op.members.get();
+  HeldOp held = launchGroup();
+  EXPECT_EQ(held.op.members.get(), dropped);  // the first launch's list, free again
+  HeldOp next = launchGroup();
+  ASSERT_NE(next.op.members.get(), held.op.members.get());  // still held: a new list
+  for (const HeldOp* launch : {&held, &next}) {
+    ASSERT_EQ(launch->op.members->size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ((*launch->op.members)[i].args.count, 100 + i);
+  }
 }
 
 }  // namespace
