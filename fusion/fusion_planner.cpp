@@ -78,26 +78,28 @@ struct FusionPlanner::State {
   explicit State(FusionSettingOf of) : settingOf(std::move(of)) {}
 
   FusionSettingOf settingOf;
-  std::map<std::pair<const weftComm*, size_t>, FusionSetting> settings;  // looked up once per group
+  // Map nodes and the buckets' RangeSets' come from here and go back to it, never to the heap, until the
+  // planner goes.
+  std::pmr::unsynchronized_pool_resource nodes;
+  std::pmr::map<std::pair<const weftComm*, size_t>, FusionSetting> settings{&nodes};  // looked up once per group
   std::vector<HeldOp> calls;
   // Launches in launch order, each the indices of its calls: [0, launchCount) are this group's; those
   // beyond are kept for their capacity.
   std::vector<std::vector<size_t>> members;
   std::vector<LaunchState> launches;
   size_t launchCount = 0;
-  size_t taken = 0;                                   // launches taken so far
-  std::pmr::unsynchronized_pool_resource rangeNodes;  // the buckets' RangeSets'
-  std::vector<Bucket> buckets;                        // [0, bucketCount) are this group's
+  size_t taken = 0;             // launches taken so far
+  std::vector<Bucket> buckets;  // [0, bucketCount) are this group's
   size_t bucketCount = 0;
-  std::map<BucketKey, size_t> open;               // key -> bucket that calls may still join
-  std::map<const weftComm*, int> allReduceIndex;  // Index mode's op counter
+  std::pmr::map<BucketKey, size_t> open{&nodes};               // key -> bucket that calls may still join
+  std::pmr::map<const weftComm*, int> allReduceIndex{&nodes};  // Index mode's op counter
   // Member lists of fused operations, reused once no operation holds them any more.
   std::vector<std::shared_ptr<std::vector<Op>>> spareMembers;
 
   const FusionSetting& setting(const weftComm* comm, size_t slot);
   size_t newLaunch(bool closed, bool bucket);
   size_t newBucket(size_t launch);
-  void close(std::map<BucketKey, size_t>::iterator bucket);
+  void close(std::pmr::map<BucketKey, size_t>::iterator bucket);
   void closeSegmentsBefore(const weftComm* comm, int segment);
   void add(const HeldOp& call);
   std::shared_ptr<std::vector<Op>> memberList();
@@ -135,7 +137,7 @@ size_t FusionPlanner::State::newLaunch(bool closed, bool bucket) {
 }
 
 size_t FusionPlanner::State::newBucket(size_t launch) {
-  if (bucketCount == buckets.size()) buckets.emplace_back(&rangeNodes);
+  if (bucketCount == buckets.size()) buckets.emplace_back(&nodes);
   buckets[bucketCount].launch = launch;
   buckets[bucketCount].bytes = 0;
   return bucketCount++;
@@ -148,7 +150,7 @@ const FusionSetting& FusionPlanner::State::setting(const weftComm* comm, size_t 
   return it->second;
 }
 
-void FusionPlanner::State::close(std::map<BucketKey, size_t>::iterator bucket) {
+void FusionPlanner::State::close(std::pmr::map<BucketKey, size_t>::iterator bucket) {
   launches[buckets[bucket->second].launch].closed = true;
   open.erase(bucket);
 }

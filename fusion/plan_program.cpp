@@ -10,10 +10,14 @@
 namespace weft {
 namespace {
 
-// Whether `op` may join a run of independent calls that starts with `first`.
+// Whether `op` may join a run of independent calls that starts with `first`: AllReduces, AllGathers or
+// ReduceScatters, all of one collective, type and (but AllGather) reduce op, as a backend's runMany batches
+// them.
 bool joinsRun(const Op& op, const Op& first) {
-  return op.kind == OpKind::AllReduce && !op.members && op.args.count > 0 && op.args.type == first.args.type &&
-         op.args.op == first.args.op;
+  const bool batched =
+      op.kind == OpKind::AllReduce || op.kind == OpKind::AllGather || op.kind == OpKind::ReduceScatter;
+  return batched && op.kind == first.kind && !op.members && op.args.count > 0 && op.args.type == first.args.type &&
+         (op.kind == OpKind::AllGather || op.args.op == first.args.op);
 }
 
 // Bytes a step reads or writes, for its waits.

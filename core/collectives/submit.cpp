@@ -49,6 +49,17 @@ std::vector<Ticket> ticketsFor(std::span<const Op> ops) {
   return issueTickets(comms);
 }
 
+// Takes the turns now, runs on this thread. One communicator (the usual group) takes one ticket, without
+// allocating.
+void runInline(std::span<const Op> ops) {
+  weftComm* comm = ops.front().comm;
+  if (std::all_of(ops.begin(), ops.end(), [&](const Op& op) { return op.comm == comm; })) {
+    Ticket ticket = issueTicket(comm);
+    return runBatch(ops, {&ticket, 1});
+  }
+  runBatch(ops, ticketsFor(ops));
+}
+
 // Takes the turns now, runs on the stream.
 void enqueue(Batch batch, weftStream* stream) {
   std::vector<Ticket> tickets = ticketsFor(batch.ops);
@@ -190,7 +201,7 @@ void groupEnd() {
   }
   try {
     for (auto& [stream, batch] : batches) enqueue(std::move(batch), stream);
-    if (!inlineLaunches.empty()) runBatch(inlineLaunches, ticketsFor(inlineLaunches));
+    if (!inlineLaunches.empty()) runInline(inlineLaunches);
   } catch (...) {
     // The launches that went early are this group's too: done (or failed) before this call returns.
     if (group.early) {

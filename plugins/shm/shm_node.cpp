@@ -253,23 +253,32 @@ bool NodeComm::supportsList(const weftBackendOp_v1& op) const {
   return op.coll == weftCollAllReduce && elementBytes > 0 && cma_ && op.count * elementBytes > stageLimit(op.coll);
 }
 
-// Staged AllReduces reduce every element in rank order, whatever their size and path, so a run of them
-// staged together and reduced the same way gives each exactly its own result.
+// Staged AllReduces and ReduceScatters reduce every element in rank order, whatever their size and path, and
+// staged AllGathers copy: a run of them staged together gives each exactly its own result, with one
+// synchronisation for all of them.
 weftResult_t NodeComm::runMany(const weftBackendOp_v1* ops, size_t numOps) {
   for (size_t i = 0; i < numOps;) {
     const weftBackendOp_v1& first = ops[i];
     const size_t elementBytes = plugin::elementBytes(first.datatype);
+    const bool batches =
+        first.coll == weftCollAllReduce || first.coll == weftCollAllGather || first.coll == weftCollReduceScatter;
+    // Bytes one element of a call stages (ReduceScatter: its input's p blocks).
+    const size_t staged =
+        first.coll == weftCollReduceScatter ? elementBytes * static_cast<size_t>(nranks_) : elementBytes;
     size_t end = i;
     size_t bytes = 0;
-    if (first.coll == weftCollAllReduce && elementBytes > 0) {
+    size_t count = 0;
+    if (batches && elementBytes > 0) {
       for (; end < numOps; ++end) {
         const weftBackendOp_v1& op = ops[end];
-        const size_t opBytes = op.count * elementBytes;
-        if (op.coll != weftCollAllReduce || op.datatype != first.datatype || op.op != first.op ||
-            opBytes > stageLimit(op.coll) || bytes + opBytes > stageBytes_) {
+        const size_t opBytes = op.count * staged;
+        if (op.coll != first.coll || op.datatype != first.datatype ||
+            (first.coll != weftCollAllGather && op.op != first.op) || opBytes > stageLimit(op.coll) ||
+            bytes + opBytes > stageBytes_) {
           break;
         }
         bytes += opBytes;
+        count += op.count;
       }
     }
     if (end - i < 2) {
@@ -277,10 +286,8 @@ weftResult_t NodeComm::runMany(const weftBackendOp_v1* ops, size_t numOps) {
       ++i;
       continue;
     }
-    const weftBackendOp_v1 whole{weftCollAllReduce, nullptr,  nullptr, bytes / elementBytes,
-                                 first.datatype,    first.op, 0};
-    if (weftResult_t r = runAs(whole, [&] { runNodeAllReduceBatch(*this, whole, ops + i, end - i); });
-        r != weftSuccess) {
+    const weftBackendOp_v1 whole{first.coll, nullptr, nullptr, count, first.datatype, first.op, 0};
+    if (weftResult_t r = runAs(whole, [&] { runNodeBatch(*this, whole, ops + i, end - i); }); r != weftSuccess) {
       return r;
     }
     i = end;

@@ -89,7 +89,8 @@ class NodeComm {
   // The list extension (weftBackendListOps_v1): AllReduce over the buffers' concatenation, by CMA.
   bool supportsList(const weftBackendOp_v1& op) const;
   weftResult_t runList(const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers, size_t numBuffers);
-  // Independent collectives in order; consecutive staged AllReduces of one type and op share one step.
+  // Independent collectives in order; consecutive staged AllReduces, AllGathers or ReduceScatters of one type
+  // and op share one step.
   weftResult_t runMany(const weftBackendOp_v1* ops, size_t numOps);
   const char* lastError() const { return error_.c_str(); }
 
@@ -184,10 +185,10 @@ class NodeComm {
 
 // Runs op on comm (shm_node_colls.cpp). Throws NodeError on failure.
 void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op);
-// Runs AllReduces whose inputs fit the staging area together in one step, each reduced in rank order as it
-// would be alone (shm_node_colls.cpp). `whole` describes them as one (their total count). Throws NodeError.
-void runNodeAllReduceBatch(NodeComm& comm, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops,
-                           size_t numOps);
+// Runs AllReduces, AllGathers or ReduceScatters (all one collective, type and op) whose staged inputs fit the
+// staging area together in one step, each with exactly the result it gets alone (shm_node_colls.cpp).
+// `whole` describes them as one (their total count). Throws NodeError.
+void runNodeBatch(NodeComm& comm, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps);
 // Runs an AllReduce over a list of buffers by CMA (shm_node_colls.cpp). Throws NodeError on failure.
 void runNodeAllReduceList(NodeComm& comm, const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
                           size_t numBuffers);

@@ -386,34 +386,56 @@ BufferList peerList(NodeComm& c, int peer, size_t elementBytes, size_t expectedB
 
 }  // namespace
 
-void runNodeAllReduceBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops,
-                           size_t numOps) {
+void runNodeBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps) {
   const size_t es = plugin::elementBytes(whole.datatype);
   const int p = c.nranks();
-  unsigned char* mine = c.stageIn(c.rank());
-  size_t offset = 0;
-  for (size_t i = 0; i < numOps; ++i) {
-    if (ops[i].count == 0) continue;  // its buffers may be NULL
-    std::memcpy(mine + offset, ops[i].sendbuff, ops[i].count * es);
-    offset += ops[i].count * es;
-  }
+  const int me = c.rank();
+  const auto ranks = static_cast<size_t>(p);
+  // What one call stages: its input (ReduceScatter: all p blocks). Calls with nothing to move may have NULL
+  // buffers: only the others are staged, end to end.
+  const size_t stagedPerElement = whole.coll == weftCollReduceScatter ? es * ranks : es;
+  auto forEachCall = [&](auto f) {
+    size_t offset = 0;
+    for (size_t i = 0; i < numOps; ++i) {
+      if (ops[i].count == 0) continue;
+      f(ops[i], offset, ops[i].count * es);
+      offset += ops[i].count * stagedPerElement;
+    }
+  };
+  forEachCall([&](const weftBackendOp_v1& op, size_t offset, size_t) {
+    std::memcpy(c.stageIn(me) + offset, op.sendbuff, op.count * stagedPerElement);
+  });
   NodeDescriptor d = describe(whole);
   c.publish(&d);
   c.waitAll();
-  offset = 0;
-  for (size_t i = 0; i < numOps; ++i) {  // as Runner::reduceStaged, per call
-    const size_t n = ops[i].count;
-    void* out = ops[i].recvbuff;
-    if (n == 0) continue;
+  // Every element is reduced in rank order, as Runner::reduceStaged does: each call's result is the one it
+  // gets alone.
+  auto reduceInto = [&](void* out, size_t offset, size_t count) {
     if (p == 1) {
-      std::memcpy(out, mine + offset, n * es);
-      offset += n * es;
-      continue;
+      std::memcpy(out, c.stageIn(0) + offset, count * es);
+      return;
     }
-    c.reduce(out, c.stageIn(0) + offset, c.stageIn(1) + offset, n, whole.datatype, whole.op);
-    for (int r = 2; r < p; ++r) c.reduce(out, out, c.stageIn(r) + offset, n, whole.datatype, whole.op);
-    offset += n * es;
-  }
+    c.reduce(out, c.stageIn(0) + offset, c.stageIn(1) + offset, count, whole.datatype, whole.op);
+    for (int r = 2; r < p; ++r) c.reduce(out, out, c.stageIn(r) + offset, count, whole.datatype, whole.op);
+  };
+  forEachCall([&](const weftBackendOp_v1& op, size_t offset, size_t bytes) {
+    auto* out = static_cast<unsigned char*>(op.recvbuff);
+    switch (whole.coll) {
+      case weftCollAllReduce:
+        return reduceInto(out, offset, op.count);
+      case weftCollReduceScatter:
+        return reduceInto(out, offset + static_cast<size_t>(me) * bytes, op.count);
+      default:  // AllGather
+        for (int r = 0; r < p; ++r) {
+          unsigned char* block = out + static_cast<size_t>(r) * bytes;
+          if (r != me) {
+            std::memcpy(block, c.stageIn(r) + offset, bytes);
+          } else if (block != op.sendbuff) {
+            std::memcpy(block, op.sendbuff, bytes);
+          }
+        }
+    }
+  });
 }
 
 // The direct AllReduce (see Runner::allReduce) on lists of buffers: the peers' lists are read once, then

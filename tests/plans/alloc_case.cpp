@@ -77,6 +77,88 @@ void eagerAllocations(Context& ctx) {
   }
 }
 
+// Eager groups allocate nothing either once one like them has run on the thread (the fusion planner and the
+// group's launch list keep their memory): 200 AllReduces of 256 int32 fused into one, 20 AllGathers of 100
+// fused, and 50 AllReduces with fusion off, each on a communicator split off the world for its setting;
+// every result checked exactly.
+void groupAllocations(Context& ctx) {
+  const colltest::CommView& v = ctx.world;
+  constexpr size_t kReduces = 200, kReduceCount = 256, kGathers = 20, kGatherCount = 100, kUnfused = 50;
+  weftComm_t fused = nullptr, unfused = nullptr;
+  colltest::expectOk(weftCommSplit(v.comm, 0, v.rank, &fused), "weftCommSplit (fused)");
+  colltest::expectOk(weftCommSplit(v.comm, 0, v.rank, &unfused), "weftCommSplit (unfused)");
+  weftFusionConfig_t on = WEFT_FUSION_CONFIG_INITIALIZER, off = WEFT_FUSION_CONFIG_INITIALIZER;
+  on.mode = weftFusionAuto;
+  for (weftCollType_t coll : {weftCollAllReduce, weftCollAllGather})
+    colltest::expectOk(weftCommSetFusion(fused, coll, &on), "weftCommSetFusion auto");
+  colltest::expectOk(weftCommSetFusion(unfused, weftCollAllReduce, &off), "weftCommSetFusion off");
+  const auto ranks = static_cast<size_t>(v.size);
+  std::vector<std::vector<int32_t>> in(kReduces, std::vector<int32_t>(kReduceCount));
+  std::vector<std::vector<int32_t>> out(kReduces, std::vector<int32_t>(kReduceCount));
+  std::vector<std::vector<int32_t>> gathered(kGathers, std::vector<int32_t>(kGatherCount * ranks));
+  for (size_t c = 0; c < kReduces; ++c) {
+    for (size_t e = 0; e < kReduceCount; ++e) in[c][e] = v.rank * 3 + static_cast<int32_t>((c + e) % 11);
+  }
+  for (int round = 0; round < 5; ++round) {
+    for (auto& o : out) std::fill(o.begin(), o.end(), -1);
+    for (auto& g : gathered) std::fill(g.begin(), g.end(), -1);
+    size_t failed = 0;  // calls that did not return weftSuccess
+    uint64_t allocations = 0;
+    {
+      CountAllocations counting;
+      failed += weftGroupStart() != weftSuccess;
+      for (size_t c = 0; c < kReduces; ++c) {
+        failed += weftAllReduce(in[c].data(), out[c].data(), kReduceCount, weftInt32, weftSum, fused, nullptr) !=
+                  weftSuccess;
+      }
+      failed += weftGroupEnd() != weftSuccess;
+      failed += weftGroupStart() != weftSuccess;
+      for (size_t c = 0; c < kGathers; ++c) {
+        failed += weftAllGather(in[c].data(), gathered[c].data(), kGatherCount, weftInt32, fused, nullptr) !=
+                  weftSuccess;
+      }
+      failed += weftGroupEnd() != weftSuccess;
+      failed += weftGroupStart() != weftSuccess;  // overwrites calls 100-149's outputs with a Max
+      for (size_t c = 0; c < kUnfused; ++c) {
+        failed += weftAllReduce(in[c].data(), out[c + 100].data(), kReduceCount, weftInt32, weftMax, unfused,
+                                nullptr) != weftSuccess;
+      }
+      failed += weftGroupEnd() != weftSuccess;
+      allocations = counting.count();
+    }
+    const std::string when = "group round " + std::to_string(round + 1);
+    if (failed != 0)
+      fail(ctx, when + ": " + std::to_string(failed) + " calls failed: " + weftGetLastErrorMessage());
+    ctx.report.calls += kReduces + kGathers + kUnfused;
+    const auto sumOfRanks = static_cast<int32_t>(3 * ranks * (ranks - 1) / 2);
+    size_t wrong = 0;
+    for (size_t c = 0; c < kReduces; ++c) {
+      for (size_t e = 0; e < kReduceCount; ++e) {
+        const auto base = static_cast<int32_t>((c + e) % 11);
+        const bool maxed = c >= 100 && c < 100 + kUnfused;  // the unfused group's Max of call c - 100
+        const auto baseMax = static_cast<int32_t>((c - 100 + e) % 11);
+        const int32_t want = maxed ? 3 * (v.size - 1) + baseMax : static_cast<int32_t>(ranks) * base + sumOfRanks;
+        wrong += out[c][e] != want;
+      }
+    }
+    for (size_t c = 0; c < kGathers; ++c) {
+      for (size_t r = 0; r < ranks; ++r) {
+        for (size_t e = 0; e < kGatherCount; ++e)
+          wrong += gathered[c][r * kGatherCount + e] != static_cast<int32_t>(r * 3 + (c + e) % 11);
+      }
+    }
+    ctx.report.elements += kReduces * kReduceCount + kGathers * kGatherCount * ranks;
+    if (wrong != 0) fail(ctx, when + ": " + std::to_string(wrong) + " wrong elements");
+    if (round >= 2 && allocations != 0) {
+      fail(ctx, when + " allocated " + std::to_string(allocations) +
+                    " times with operator new; groups after the first of their kind must allocate nothing; " +
+                    firstCountedAllocation());
+    }
+  }
+  colltest::expectOk(weftCommDestroy(fused), "weftCommDestroy");
+  colltest::expectOk(weftCommDestroy(unfused), "weftCommDestroy");
+}
+
 }  // namespace
 
 void caseLaunchAllocations(Context& ctx) {
@@ -141,6 +223,7 @@ void caseLaunchAllocations(Context& ctx) {
     colltest::expectOk(weftPlanDestroy(plan), "weftPlanDestroy: " + prog.what());
   }
   eagerAllocations(ctx);
+  groupAllocations(ctx);
 }
 
 }  // namespace plantest

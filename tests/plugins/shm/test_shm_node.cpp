@@ -271,6 +271,100 @@ TEST(NodeBackend, ManyEqualsOneByOne) {
   }
 }
 
+// runMany's batches of AllGathers and of ReduceScatters (float sum and max; in place and not; an empty call
+// with NULL buffers; one too large to stage between them) against a sequential reference, and bit for bit
+// what the calls give one by one.
+TEST(NodeBackend, ManyGathersAndScattersMatchReference) {
+  const weftBackendListOps_v1* list = listOps();
+  ASSERT_NE(list, nullptr);
+  struct Call {
+    weftCollType_t coll;
+    size_t count;  // weft.h's: AllGather's sendcount, ReduceScatter's recvcount
+    weftRedOp_t op;
+    bool inPlace;
+  };
+  const std::vector<Call> calls = {
+      {weftCollAllGather, 5, weftSum, false},     {weftCollAllGather, 0, weftSum, false},
+      {weftCollAllGather, 100, weftSum, true},    {weftCollAllGather, 300, weftSum, false},
+      {weftCollAllGather, 20000, weftSum, false},  // not staged
+      {weftCollAllGather, 7, weftSum, true},      {weftCollReduceScatter, 7, weftSum, false},
+      {weftCollReduceScatter, 64, weftSum, true}, {weftCollReduceScatter, 64, weftMax, false},
+      {weftCollReduceScatter, 0, weftMax, false}, {weftCollReduceScatter, 900, weftMax, true}};
+  NodeGroup g(3);
+  const int p = g.size();
+  const auto ranks = static_cast<size_t>(p);
+  auto inBytes = [&](const Call& c) { return c.coll == weftCollReduceScatter ? c.count * ranks : c.count; };
+  auto outBytes = [&](const Call& c) { return c.coll == weftCollAllGather ? c.count * ranks : c.count; };
+  // in[r][k]: rank r's input to call k; an in-place call works in out[r][k] (AllGather: its block r holds the
+  // input; ReduceScatter: the output is the input's block r).
+  std::vector<std::vector<std::vector<float>>> in(p), many(p), single(p);
+  for (int r = 0; r < p; ++r) {
+    for (size_t k = 0; k < calls.size(); ++k) {
+      in[r].emplace_back(inBytes(calls[k]));
+      for (size_t i = 0; i < in[r][k].size(); ++i)
+        in[r][k][i] = input(r, i + 3 * k) * 0.37f + static_cast<float>(k);
+      const size_t outSize =
+          calls[k].inPlace ? std::max(inBytes(calls[k]), outBytes(calls[k])) : outBytes(calls[k]);
+      many[r].emplace_back(outSize, -1.0f);
+      single[r].emplace_back(outSize, -2.0f);
+    }
+  }
+  auto opsFor = [&](int r, std::vector<std::vector<float>>& out) {
+    std::vector<weftBackendOp_v1> ops;
+    for (size_t k = 0; k < calls.size(); ++k) {
+      const Call& c = calls[k];
+      float* send = in[r][k].data();
+      float* recv = out[k].data();
+      if (c.count == 0) {
+        send = recv = nullptr;
+      } else if (c.inPlace && c.coll == weftCollAllGather) {
+        send = recv + static_cast<size_t>(r) * c.count;
+        std::copy(in[r][k].begin(), in[r][k].end(), send);
+      } else if (c.inPlace) {
+        std::copy(in[r][k].begin(), in[r][k].end(), recv);
+        send = recv;
+        recv += static_cast<size_t>(r) * c.count;
+      }
+      ops.push_back({c.coll, send, recv, c.count, weftFloat32, c.op, 0});
+    }
+    return ops;
+  };
+  std::vector<weftResult_t> results(p, weftInternalError);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<weftBackendOp_v1> ops = opsFor(r, many[r]);
+      results[r] = list->runMany(g.comm(r), ops.data(), ops.size());
+      if (results[r] != weftSuccess) return;
+      for (const weftBackendOp_v1& op : opsFor(r, single[r])) {
+        if (weftResult_t x = g.ops()->run(g.comm(r), &op); x != weftSuccess) results[r] = x;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < p; ++r) {
+    ASSERT_EQ(results[r], weftSuccess) << "rank " << r << ": " << g.ops()->lastError(g.comm(r));
+    for (size_t k = 0; k < calls.size(); ++k) {
+      const Call& c = calls[k];
+      ASSERT_EQ(std::memcmp(many[r][k].data(), single[r][k].data(), many[r][k].size() * sizeof(float)), 0)
+          << "rank " << r << " call " << k;
+      const size_t at = c.inPlace && c.coll == weftCollReduceScatter ? static_cast<size_t>(r) * c.count : 0;
+      for (size_t i = 0; i < outBytes(c); ++i) {
+        double want = 0;
+        if (c.coll == weftCollAllGather) {
+          want = in[i / c.count][k][i % c.count];
+        } else {
+          for (int q = 0; q < p; ++q) {
+            const double x = in[q][k][static_cast<size_t>(r) * c.count + i];
+            want = q == 0 ? x : c.op == weftMax ? std::max(want, x) : want + x;
+          }
+        }
+        ASSERT_NEAR(many[r][k][at + i], want, 1e-4 * (1 + std::fabs(want))) << "rank " << r << " call " << k;
+      }
+    }
+  }
+}
+
 TEST(NodeBackend, ListDeclinesWhatItDoesNotRun) {
   const weftBackendListOps_v1* list = listOps();
   ASSERT_NE(list, nullptr);
