@@ -2,7 +2,7 @@
 // no allocation anywhere in the process (operator new counted program-wide, libweft and plugins included),
 // for every collective, a fused group, a run of independent AllReduces and Send/Recv, on the NULL stream and
 // on a created one, also while waiting for a late rank; each launch is still checked against the reference. Eager
-// calls likewise. A failure names the first allocation's call stack.
+// calls and eager groups (fused and not) likewise. A failure names the first allocation's call stack.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
