@@ -19,9 +19,15 @@ namespace {
 
 constexpr std::align_val_t kAlignment{64};
 
-unsigned char* allocate(size_t bytes) { return static_cast<unsigned char*>(::operator new(bytes, kAlignment)); }
-
 }  // namespace
+
+unsigned char* allocateBuffer(size_t bytes) {
+  return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
+}
+
+void freeBuffer(unsigned char* p) {
+  if (p != nullptr) ::operator delete(p, kAlignment);
+}
 
 // Warm-up first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M,
 // ...), so that none always runs right after the same other one.
@@ -102,13 +108,13 @@ double Row::ratio(size_t peer) const {
 Bench::Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes,
              const Peers& peers)
     : comm_(comm), rank_(rank), nranks_(nranks), options_(options), capacity_(capacityBytes + 64), peers_(peers) {
-  send_ = allocate(capacity_);
-  recv_ = allocate(capacity_);
+  send_ = allocateBuffer(capacity_);
+  recv_ = allocateBuffer(capacity_);
 }
 
 Bench::~Bench() {
-  ::operator delete(send_, kAlignment);
-  ::operator delete(recv_, kAlignment);
+  freeBuffer(send_);
+  freeBuffer(recv_);
 }
 
 Row Bench::run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::optional<weftRedOp_t> op) {

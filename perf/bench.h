@@ -65,6 +65,10 @@ struct Row {
   double ratio(size_t peer) const;  // that peer's time / Weft time (medians); 0 when either is missing
 };
 
+// Buffers for Weft's and the peers' calls, cache-line aligned; freeBuffer(nullptr) does nothing.
+unsigned char* allocateBuffer(size_t bytes);
+void freeBuffer(unsigned char* p);
+
 class Bench {
  public:
   // capacityBytes: the largest size to be run. peers may be empty; they must outlive the Bench.

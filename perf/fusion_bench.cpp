@@ -14,8 +14,6 @@ namespace commperf {
 
 namespace {
 
-constexpr std::align_val_t kAlignment{64};
-
 weftCollType_t collTypeOf(const CollDesc& desc) {
   switch (desc.kind) {
     case CollKind::kAllGather:
@@ -52,13 +50,9 @@ FusionBuffers::FusionBuffers(int calls, size_t sendBytes, size_t recvBytes, bool
   }
 }
 
-unsigned char* FusionBuffers::allocate(size_t bytes) {
-  return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
-}
+unsigned char* FusionBuffers::allocate(size_t bytes) { return allocateBuffer(bytes); }
 
-void FusionBuffers::free(unsigned char* p) {
-  if (p) ::operator delete(p, kAlignment);
-}
+void FusionBuffers::free(unsigned char* p) { freeBuffer(p); }
 
 void FusionBuffers::release() {
   for (unsigned char* p : send) free(p);

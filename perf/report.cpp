@@ -32,7 +32,7 @@ void printSideBySide(std::FILE* out, const Measure& m) {
 double percentOf(double value, double bound) { return bound > 0 ? 100.0 * value / bound : 0; }
 
 // As printf's %g: the footer's figures.
-std::string number(double value) {
+std::string footerNumber(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
   return text;
@@ -167,10 +167,10 @@ void printCollFooter(std::FILE* out, const CollSummary& coll, const RunInfo& inf
     std::fprintf(out, "# Avg bus bandwidth    : %g \n", coll.weft.avgBusBw);
   } else {
     std::string perLibrary = "weft " + std::to_string(coll.weft.wrong);
-    std::string busBw = "weft " + number(coll.weft.avgBusBw);
+    std::string busBw = "weft " + footerNumber(coll.weft.avgBusBw);
     for (const PeerSummary& p : coll.peers) {
       perLibrary += ", " + p.library + " " + std::to_string(p.wrong);
-      busBw += "  " + p.library + " " + number(p.avgBusBw);
+      busBw += "  " + p.library + " " + footerNumber(p.avgBusBw);
     }
     std::fprintf(out, "# Out of bounds values : %lld %s (%s)\n", wrong, wrong == 0 ? "OK" : "FAILED",
                  perLibrary.c_str());

@@ -21,7 +21,7 @@ std::string field(const std::string& text) {
   return s + "\"";
 }
 
-std::string number(double value) {
+std::string csvNumber(double value) {
   if (!std::isfinite(value)) return "";
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", value);
@@ -41,16 +41,16 @@ void writeLine(std::FILE* f, const Row& row, const RunInfo& info, const std::str
   std::string rounds;
   for (double us : m.roundUs) {
     if (!rounds.empty()) rounds += ';';
-    rounds += number(us);
+    rounds += csvNumber(us);
   }
   std::string wrong = m.wrong < 0 ? "" : std::to_string(m.wrong);
   std::fprintf(f, "%s,%s,%s,%s,%zu,%zu,%s,%s,%d,%d,", row.desc->name, library.c_str(), field(algorithm).c_str(),
                form, row.size, row.count, typeName(row.type), row.op ? opName(*row.op) : "none", row.root,
                info.nranks);
   if (m.ran)
-    std::fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s,\n", number(m.timeUs).c_str(), number(m.minUs).c_str(),
-                 number(m.maxUs).c_str(), number(m.algBw).c_str(), number(m.busBw).c_str(), wrong.c_str(),
-                 ratio > 0 ? number(ratio).c_str() : "", rounds.c_str());
+    std::fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s,\n", csvNumber(m.timeUs).c_str(), csvNumber(m.minUs).c_str(),
+                 csvNumber(m.maxUs).c_str(), csvNumber(m.algBw).c_str(), csvNumber(m.busBw).c_str(), wrong.c_str(),
+                 ratio > 0 ? csvNumber(ratio).c_str() : "", rounds.c_str());
   else
     std::fprintf(f, ",,,,,,,,%s\n", field(m.skipped).c_str());
 }
@@ -78,9 +78,9 @@ bool writeCsv(const std::string& path, const Options& options, const RunInfo& in
     std::fprintf(f,
                  "# bounds: bytes %zu threads %d memcpy_1thread_gbps %s memcpy_all_gbps %s add_1thread_gbps %s "
                  "add_all_gbps %s pingpong_roundtrip_us %s\n",
-                 b->bytes, b->threads, number(b->memcpy1).c_str(), number(b->memcpyAll).c_str(),
-                 number(b->add1).c_str(), number(b->addAll).c_str(),
-                 b->pingPongUs >= 0 ? number(b->pingPongUs).c_str() : "failed");
+                 b->bytes, b->threads, csvNumber(b->memcpy1).c_str(), csvNumber(b->memcpyAll).c_str(),
+                 csvNumber(b->add1).c_str(), csvNumber(b->addAll).c_str(),
+                 b->pingPongUs >= 0 ? csvNumber(b->pingPongUs).c_str() : "failed");
   std::fprintf(
       f,
       "collective,library,algorithm,form,size,count,type,redop,root,ranks,time_us,time_us_min,time_us_max,"
@@ -99,14 +99,14 @@ bool writeCsv(const std::string& path, const Options& options, const RunInfo& in
   }
   for (const CollSummary& c : results.colls) {
     std::fprintf(f, "# avg_busbw %s weft: %s GB/s (peak %s, wrong %lld)\n", c.desc->name,
-                 number(c.weft.avgBusBw).c_str(), number(c.weft.peakBusBw).c_str(), c.weft.wrong);
+                 csvNumber(c.weft.avgBusBw).c_str(), csvNumber(c.weft.peakBusBw).c_str(), c.weft.wrong);
     for (const PeerSummary& p : c.peers)
       std::fprintf(f, "# avg_busbw %s %s: %s GB/s (peak %s, wrong %lld)\n", c.desc->name, p.library.c_str(),
-                   number(p.avgBusBw).c_str(), number(p.peakBusBw).c_str(), p.wrong);
+                   csvNumber(p.avgBusBw).c_str(), csvNumber(p.peakBusBw).c_str(), p.wrong);
     for (const PeerSummary& p : c.peers)
       if (p.ratios)
         std::fprintf(f, "# geomean_ratio %s %s/weft: %s over %d sizes\n", c.desc->name, p.library.c_str(),
-                     number(p.geomeanRatio).c_str(), p.ratios);
+                     csvNumber(p.geomeanRatio).c_str(), p.ratios);
   }
   std::fprintf(f, "# out_of_bounds: %lld\n", results.totalWrong);
   bool ok = !std::ferror(f);

@@ -30,7 +30,7 @@ std::string jsonString(const std::string& text) {
   return s + "\"";
 }
 
-std::string number(double value) {
+std::string jsonNumber(double value) {
   if (!std::isfinite(value)) return "null";
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", value);
@@ -44,23 +44,24 @@ std::string jsonMeasure(const Measure& m) {
   std::string rounds;
   for (double us : m.roundUs) {
     if (!rounds.empty()) rounds += ", ";
-    rounds += number(us);
+    rounds += jsonNumber(us);
   }
   std::string wrong = m.wrong < 0 ? "null" : std::to_string(m.wrong);
-  return "{\"time_us\": " + number(m.timeUs) + ", \"time_us_min\": " + number(m.minUs) +
-         ", \"time_us_max\": " + number(m.maxUs) + ", \"algbw\": " + number(m.algBw) +
-         ", \"busbw\": " + number(m.busBw) + ", \"wrong\": " + wrong + ", \"round_times_us\": [" + rounds + "]}";
+  return "{\"time_us\": " + jsonNumber(m.timeUs) + ", \"time_us_min\": " + jsonNumber(m.minUs) +
+         ", \"time_us_max\": " + jsonNumber(m.maxUs) + ", \"algbw\": " + jsonNumber(m.algBw) +
+         ", \"busbw\": " + jsonNumber(m.busBw) + ", \"wrong\": " + wrong + ", \"round_times_us\": [" + rounds +
+         "]}";
 }
 
 // The members of a library's footer figures, without the braces (a peer's block adds its own).
 std::string libraryMembers(const LibrarySummary& s) {
-  return "\"avg_busbw\": " + number(s.avgBusBw) + ", \"peak_busbw\": " + number(s.peakBusBw) +
+  return "\"avg_busbw\": " + jsonNumber(s.avgBusBw) + ", \"peak_busbw\": " + jsonNumber(s.peakBusBw) +
          ", \"wrong\": " + std::to_string(s.wrong) + ", \"measured\": " + std::to_string(s.measured);
 }
 
 std::string jsonPeerSummary(const PeerSummary& s) {
   return "{\"algorithm\": " + jsonString(s.algorithm) + ", " + libraryMembers(s) +
-         ", \"geomean_ratio\": " + (s.ratios ? number(s.geomeanRatio) : "null") +
+         ", \"geomean_ratio\": " + (s.ratios ? jsonNumber(s.geomeanRatio) : "null") +
          ", \"ratios\": " + std::to_string(s.ratios) + "}";
 }
 
@@ -69,7 +70,7 @@ std::string jsonPeerSummary(const PeerSummary& s) {
 std::string jsonRowPeers(const Row& row, const RunInfo& info) {
   std::string text = "{";
   for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p) {
-    std::string ratio = row.ratio(p) > 0 ? number(row.ratio(p)) : "null";
+    std::string ratio = row.ratio(p) > 0 ? jsonNumber(row.ratio(p)) : "null";
     text += std::string(p ? ",\n       " : "") + jsonString(info.peers[p].library) +
             ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) +
             ", \"skipped\": " + orNull(row.peers[p].skipped) + ", \"ratio\": " + ratio + "}";
@@ -122,7 +123,7 @@ std::string jsonFusionCases(const Options& options) {
   return text + "]";
 }
 
-std::string ratioOrNull(double ratio) { return ratio > 0 ? number(ratio) : "null"; }
+std::string ratioOrNull(double ratio) { return ratio > 0 ? jsonNumber(ratio) : "null"; }
 
 std::string jsonFusion(const std::vector<FusionRow>& rows, const RunInfo& info) {
   std::string text = "[";
@@ -171,9 +172,9 @@ std::string countOrNull(long long n) { return n < 0 ? "null" : std::to_string(n)
 std::string jsonCompileForm(const PlanCompileForm& f) {
   if (!f.ran) return "{\"error\": " + jsonString(f.error.empty() ? "not run" : f.error) + "}";
   std::string reps;
-  for (double ms : f.repMs) reps += std::string(reps.empty() ? "" : ", ") + number(ms);
-  return "{\"time_ms\": " + number(f.timeMs) + ", \"time_ms_min\": " + number(f.minMs) +
-         ", \"time_ms_max\": " + number(f.maxMs) + ", \"repetition_times_ms\": [" + reps +
+  for (double ms : f.repMs) reps += std::string(reps.empty() ? "" : ", ") + jsonNumber(ms);
+  return "{\"time_ms\": " + jsonNumber(f.timeMs) + ", \"time_ms_min\": " + jsonNumber(f.minMs) +
+         ", \"time_ms_max\": " + jsonNumber(f.maxMs) + ", \"repetition_times_ms\": [" + reps +
          "], \"info\": " + jsonPlanInfo(f.info) + "}";
 }
 
@@ -222,9 +223,10 @@ std::string jsonPlan(const std::vector<PlanRow>& rows, const PlanCompile& compil
 std::string jsonBounds(const std::optional<Bounds>& b) {
   if (!b) return "null";
   return "{\"bytes\": " + std::to_string(b->bytes) + ", \"threads\": " + std::to_string(b->threads) +
-         ", \"memcpy_1thread_gbps\": " + number(b->memcpy1) + ", \"memcpy_all_gbps\": " + number(b->memcpyAll) +
-         ", \"add_1thread_gbps\": " + number(b->add1) + ", \"add_all_gbps\": " + number(b->addAll) +
-         ", \"pingpong_roundtrip_us\": " + (b->pingPongUs >= 0 ? number(b->pingPongUs) : "null") + "}";
+         ", \"memcpy_1thread_gbps\": " + jsonNumber(b->memcpy1) +
+         ", \"memcpy_all_gbps\": " + jsonNumber(b->memcpyAll) + ", \"add_1thread_gbps\": " + jsonNumber(b->add1) +
+         ", \"add_all_gbps\": " + jsonNumber(b->addAll) +
+         ", \"pingpong_roundtrip_us\": " + (b->pingPongUs >= 0 ? jsonNumber(b->pingPongUs) : "null") + "}";
 }
 
 }  // namespace
