@@ -255,41 +255,56 @@ bool NodeComm::supportsList(const weftBackendOp_v1& op) const {
 
 // Staged AllReduces and ReduceScatters reduce every element in rank order, whatever their size and path, and
 // staged AllGathers copy: a run of them staged together gives each exactly its own result, with one
-// synchronisation for all of them.
+// synchronisation for all of them. Direct AllGathers and ReduceScatters (larger than the staging limit) run
+// as alone, each on its own buffers, but a run of them shares its first and last steps (with more ranks
+// than CPUs, each step costs a round of the scheduler).
+size_t NodeComm::batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, bool* direct,
+                          size_t* count) const {
+  const weftBackendOp_v1& first = ops[i];
+  const size_t elementBytes = plugin::elementBytes(first.datatype);
+  if (elementBytes == 0 || (first.coll != weftCollAllReduce && first.coll != weftCollAllGather &&
+                            first.coll != weftCollReduceScatter)) {
+    return i + 1;
+  }
+  // Bytes one element of a call stages (ReduceScatter: its input's p blocks).
+  const size_t staged =
+      first.coll == weftCollReduceScatter ? elementBytes * static_cast<size_t>(nranks_) : elementBytes;
+  *direct = first.count * staged > stageLimit(first.coll);
+  if (*direct && (first.coll == weftCollAllReduce || !cma_)) return i + 1;
+  size_t end = i;
+  size_t bytes = 0;
+  *count = 0;
+  for (; end < numOps; ++end) {
+    const weftBackendOp_v1& op = ops[end];
+    const size_t opBytes = op.count * staged;
+    const bool alike = op.coll == first.coll && op.datatype == first.datatype &&
+                       (first.coll == weftCollAllGather || op.op == first.op);
+    const bool fits =
+        *direct ? opBytes > stageLimit(op.coll) : opBytes <= stageLimit(op.coll) && bytes + opBytes <= stageBytes_;
+    if (!alike || !fits) break;
+    bytes += opBytes;
+    *count += op.count;
+  }
+  return end;
+}
+
 weftResult_t NodeComm::runMany(const weftBackendOp_v1* ops, size_t numOps) {
   for (size_t i = 0; i < numOps;) {
     const weftBackendOp_v1& first = ops[i];
-    const size_t elementBytes = plugin::elementBytes(first.datatype);
-    const bool batches =
-        first.coll == weftCollAllReduce || first.coll == weftCollAllGather || first.coll == weftCollReduceScatter;
-    // Bytes one element of a call stages (ReduceScatter: its input's p blocks).
-    const size_t staged =
-        first.coll == weftCollReduceScatter ? elementBytes * static_cast<size_t>(nranks_) : elementBytes;
-    size_t end = i;
-    size_t bytes = 0;
+    bool direct = false;
     size_t count = 0;
-    if (batches && elementBytes > 0) {
-      for (; end < numOps; ++end) {
-        const weftBackendOp_v1& op = ops[end];
-        const size_t opBytes = op.count * staged;
-        if (op.coll != first.coll || op.datatype != first.datatype ||
-            (first.coll != weftCollAllGather && op.op != first.op) || opBytes > stageLimit(op.coll) ||
-            bytes + opBytes > stageBytes_) {
-          break;
-        }
-        bytes += opBytes;
-        count += op.count;
-      }
-    }
+    const size_t end = batchEnd(ops, i, numOps, &direct, &count);
     if (end - i < 2) {
       if (weftResult_t r = run(first); r != weftSuccess) return r;
       ++i;
       continue;
     }
     const weftBackendOp_v1 whole{first.coll, nullptr, nullptr, count, first.datatype, first.op, 0};
-    if (weftResult_t r = runAs(whole, [&] { runNodeBatch(*this, whole, ops + i, end - i); }); r != weftSuccess) {
-      return r;
-    }
+    weftResult_t r = runAs(whole, [&] {
+      if (direct) return runNodeDirectBatch(*this, whole, ops + i, end - i);
+      runNodeBatch(*this, whole, ops + i, end - i);
+    });
+    if (r != weftSuccess) return r;
     i = end;
   }
   return weftSuccess;

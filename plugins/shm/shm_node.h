@@ -90,7 +90,8 @@ class NodeComm {
   bool supportsList(const weftBackendOp_v1& op) const;
   weftResult_t runList(const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers, size_t numBuffers);
   // Independent collectives in order; consecutive staged AllReduces, AllGathers or ReduceScatters of one type
-  // and op share one step.
+  // and op share one step, consecutive direct AllGathers or ReduceScatters one synchronisation before and
+  // one after.
   weftResult_t runMany(const weftBackendOp_v1* ops, size_t numOps);
   const char* lastError() const { return error_.c_str(); }
 
@@ -129,6 +130,14 @@ class NodeComm {
   }
   // A per-comm buffer of at least `bytes`, for chunks read from peers.
   unsigned char* scratch(size_t bytes);
+  // A direct batch's tables (runNodeDirectBatch), kept from run to run: this rank's calls (what peers read),
+  // a peer's, and every rank's input per call.
+  struct BatchTables {
+    std::vector<weftBackendBuffer_v1> mine;
+    std::vector<weftBackendBuffer_v1> theirs;
+    std::vector<uint64_t> sends;
+  };
+  BatchTables& batchTables() { return batchTables_; }
 
  private:
   struct Peer {
@@ -143,6 +152,9 @@ class NodeComm {
   bool stepReached(int peer, uint64_t step) const;
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();
+  // The end of the run of ops[i..] that runMany runs as one batch (i + 1: none), whether it goes direct, and
+  // its total count.
+  size_t batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, bool* direct, size_t* count) const;
   // Runs body as collective `op` (begin, count, errors).
   template <typename Body>
   weftResult_t runAs(const weftBackendOp_v1& op, Body body);
@@ -179,6 +191,7 @@ class NodeComm {
   uint64_t firstSteps_[kSlots] = {};  // the first step of collective n, at n % kSlots
   bool spin_ = false;                 // at most one rank per CPU: waiting may spin before it yields
   std::vector<unsigned char> scratch_;
+  BatchTables batchTables_;
   std::string error_;
   const weftBackendOp_v1* current_ = nullptr;  // for messages
 };
@@ -189,6 +202,10 @@ void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op);
 // staging area together in one step, each with exactly the result it gets alone (shm_node_colls.cpp).
 // `whole` describes them as one (their total count). Throws NodeError.
 void runNodeBatch(NodeComm& comm, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps);
+// Runs AllGathers or ReduceScatters (all one collective, type and op) too large to stage, each by CMA on its
+// own buffers as alone, between one first step (every rank publishes a table of its calls) and one last
+// (shm_node_colls.cpp). `whole` describes them as one (their total count). Throws NodeError.
+void runNodeDirectBatch(NodeComm& comm, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps);
 // Runs an AllReduce over a list of buffers by CMA (shm_node_colls.cpp). Throws NodeError on failure.
 void runNodeAllReduceList(NodeComm& comm, const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
                           size_t numBuffers);

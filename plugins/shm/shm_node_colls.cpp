@@ -127,12 +127,19 @@ class Runner {
     }
     c_.publish(&d);
     c_.waitAll();
+    reduceScatterDirect();
+    finishDirect();
+  }
+
+  // A direct ReduceScatter's work between its first step and its last: this rank's block of every peer's
+  // input, read and reduced in chunks.
+  void reduceScatterDirect() {
+    const size_t mine = static_cast<size_t>(me_) * bytes_;
     unsigned char* piece = c_.scratch(kChunkBytes);
     for (size_t off = 0; off < bytes_; off += kChunkBytes) {
       size_t n = std::min(kChunkBytes, bytes_ - off);
       reducePeers(recv_ + off, send_ + mine + off, mine + off, n, piece);
     }
-    finishDirect();
   }
 
   void allGather() {
@@ -142,18 +149,34 @@ class Runner {
     if (staged) std::memcpy(myInput(), send_, bytes_);
     c_.publish(&d);
     c_.waitAll();
+    if (!staged) {
+      allGatherDirect();
+      return finishDirect();
+    }
     for (int r = 0; r < p_; ++r) {
       unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
       if (r == me_) {
         if (dst != send_) std::memcpy(dst, send_, bytes_);
-      } else if (staged) {
-        std::memcpy(dst, input(r), bytes_);
       } else {
-        c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr, bytes_);
+        std::memcpy(dst, input(r), bytes_);
       }
     }
-    if (!staged) finishDirect();
   }
+
+  // A direct AllGather's work between its first step and its last: every peer's block read into ours.
+  void allGatherDirect() {
+    for (int r = 0; r < p_; ++r) {
+      unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
+      if (r != me_) {
+        c_.readPeer(r, dst, peerSend(r), bytes_);
+      } else if (dst != send_) {
+        std::memcpy(dst, send_, bytes_);
+      }
+    }
+  }
+
+  // Where rank r's input to this collective lies (for a batch: its call's, see runNodeDirectBatch).
+  void setPeerSends(const uint64_t* sends) { peerSends_ = sends; }
 
   void allToAll() {
     NodeDescriptor d = describe(op_);
@@ -270,7 +293,7 @@ class Runner {
     const unsigned char* left = own;
     for (int r = 0; r < p_; ++r) {
       if (r == me_) continue;
-      c_.readPeer(r, piece, c_.peerDescriptor(r).sendAddr + offset, n);
+      c_.readPeer(r, piece, peerSend(r) + offset, n);
       c_.reduce(dst, left, piece, n / es_, op_.datatype, op_.op);
       left = dst;
     }
@@ -306,6 +329,8 @@ class Runner {
     return {start(r), r == p_ - 1 ? op_.count * es_ : start(r + 1)};
   }
 
+  uint64_t peerSend(int r) const { return peerSends_ != nullptr ? peerSends_[r] : c_.peerDescriptor(r).sendAddr; }
+
   // Nobody returns (and lets its caller reuse the buffers) while a peer may still read or write them.
   void finishDirect() {
     c_.publish();
@@ -321,6 +346,7 @@ class Runner {
   const unsigned char* send_;
   unsigned char* recv_;
   bool inline_ = false;
+  const uint64_t* peerSends_ = nullptr;  // per rank; null: the descriptors' sendAddr
 };
 
 // A list of buffers (weftBackendBuffer_v1) seen as one vector of bytes.
@@ -438,6 +464,56 @@ void runNodeBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendO
   });
 }
 
+void runNodeDirectBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps) {
+  const int p = c.nranks();
+  const auto ranks = static_cast<size_t>(p);
+  NodeComm::BatchTables& t = c.batchTables();
+  t.mine.clear();
+  for (size_t i = 0; i < numOps; ++i) t.mine.push_back({ops[i].sendbuff, ops[i].recvbuff, ops[i].count});
+  NodeDescriptor d = describe(whole);
+  d.sendAddr = reinterpret_cast<uint64_t>(t.mine.data());
+  d.recvAddr = numOps;
+  c.publish(&d);
+  c.waitAll();
+  // sends[i * p + r]: where rank r's input to call i lies.
+  t.sends.assign(numOps * ranks, 0);
+  for (int r = 0; r < p; ++r) {
+    const bool me = r == c.rank();
+    if (!me) {
+      const NodeDescriptor& theirs = c.peerDescriptor(r);
+      if (theirs.recvAddr != numOps) {
+        throw NodeError{weftInvalidUsage, "mismatched collectives: rank " + std::to_string(r) + " ran " +
+                                              std::to_string(theirs.recvAddr) + " " + nodeCollName(whole.coll) +
+                                              "s together where rank " + std::to_string(c.rank()) + " ran " +
+                                              std::to_string(numOps)};
+      }
+      t.theirs.resize(numOps);
+      c.readPeer(r, t.theirs.data(), theirs.sendAddr, numOps * sizeof(weftBackendBuffer_v1));
+    }
+    for (size_t i = 0; i < numOps; ++i) {
+      const weftBackendBuffer_v1& call = me ? t.mine[i] : t.theirs[i];
+      if (call.count != ops[i].count) {
+        throw NodeError{weftInvalidUsage,
+                        "mismatched collectives: rank " + std::to_string(r) + "'s " + nodeCollName(whole.coll) +
+                            " " + std::to_string(i) + " of a run has count " + std::to_string(call.count) +
+                            " where rank " + std::to_string(c.rank()) + "'s has " + std::to_string(ops[i].count)};
+      }
+      t.sends[i * ranks + static_cast<size_t>(r)] = reinterpret_cast<uint64_t>(call.sendbuff);
+    }
+  }
+  for (size_t i = 0; i < numOps; ++i) {
+    Runner run(c, ops[i]);
+    run.setPeerSends(&t.sends[i * ranks]);
+    if (whole.coll == weftCollAllGather) {
+      run.allGatherDirect();
+    } else {
+      run.reduceScatterDirect();
+    }
+  }
+  c.publish();  // nobody returns while a peer may still read its buffers or its table
+  c.waitAll();
+}
+
 // The direct AllReduce (see Runner::allReduce) on lists of buffers: the peers' lists are read once, then
 // every read and write of a chunk is one process_vm_readv/writev over the buffers it spans, and the
 // reduction goes straight into this rank's receive buffers, as on one vector.
@@ -490,6 +566,8 @@ void runNodeAllReduceList(NodeComm& c, const weftBackendOp_v1& op, const weftBac
 
 void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op) {
   Runner run(comm, op);
+  // Nothing to move (its buffers may be NULL): one step still checks that every rank called the same.
+  if (op.count == 0) return run.barrier();
   switch (op.coll) {
     case weftCollAllReduce:
       return run.allReduce();

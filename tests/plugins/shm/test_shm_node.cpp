@@ -271,9 +271,9 @@ TEST(NodeBackend, ManyEqualsOneByOne) {
   }
 }
 
-// runMany's batches of AllGathers and of ReduceScatters (float sum and max; in place and not; an empty call
-// with NULL buffers; one too large to stage between them) against a sequential reference, and bit for bit
-// what the calls give one by one.
+// runMany's batches of AllGathers and of ReduceScatters, staged and direct (float sum and max; in place and
+// not; an empty call with NULL buffers; a direct call alone) against a sequential reference, and bit for
+// bit what the calls give one by one.
 TEST(NodeBackend, ManyGathersAndScattersMatchReference) {
   const weftBackendListOps_v1* list = listOps();
   ASSERT_NE(list, nullptr);
@@ -284,12 +284,15 @@ TEST(NodeBackend, ManyGathersAndScattersMatchReference) {
     bool inPlace;
   };
   const std::vector<Call> calls = {
-      {weftCollAllGather, 5, weftSum, false},     {weftCollAllGather, 0, weftSum, false},
-      {weftCollAllGather, 100, weftSum, true},    {weftCollAllGather, 300, weftSum, false},
-      {weftCollAllGather, 20000, weftSum, false},  // not staged
-      {weftCollAllGather, 7, weftSum, true},      {weftCollReduceScatter, 7, weftSum, false},
-      {weftCollReduceScatter, 64, weftSum, true}, {weftCollReduceScatter, 64, weftMax, false},
-      {weftCollReduceScatter, 0, weftMax, false}, {weftCollReduceScatter, 900, weftMax, true}};
+      {weftCollAllGather, 5, weftSum, false},       {weftCollAllGather, 0, weftSum, false},
+      {weftCollAllGather, 100, weftSum, true},      {weftCollAllGather, 300, weftSum, false},
+      {weftCollAllGather, 20000, weftSum, false},  // three not staged: a direct batch
+      {weftCollAllGather, 30001, weftSum, true},    {weftCollAllGather, 25000, weftSum, false},
+      {weftCollAllGather, 7, weftSum, true},        {weftCollReduceScatter, 7, weftSum, false},
+      {weftCollReduceScatter, 64, weftSum, true},   {weftCollReduceScatter, 6000, weftSum, false},  // direct
+      {weftCollReduceScatter, 7001, weftSum, true}, {weftCollReduceScatter, 64, weftMax, false},
+      {weftCollReduceScatter, 0, weftMax, false},   {weftCollReduceScatter, 900, weftMax, true},
+      {weftCollReduceScatter, 9000, weftMax, false}};  // direct, alone
   NodeGroup g(3);
   const int p = g.size();
   const auto ranks = static_cast<size_t>(p);
@@ -346,6 +349,7 @@ TEST(NodeBackend, ManyGathersAndScattersMatchReference) {
     ASSERT_EQ(results[r], weftSuccess) << "rank " << r << ": " << g.ops()->lastError(g.comm(r));
     for (size_t k = 0; k < calls.size(); ++k) {
       const Call& c = calls[k];
+      if (c.count == 0) continue;  // nothing to compare (and no buffer to compare it in)
       ASSERT_EQ(std::memcmp(many[r][k].data(), single[r][k].data(), many[r][k].size() * sizeof(float)), 0)
           << "rank " << r << " call " << k;
       const size_t at = c.inPlace && c.coll == weftCollReduceScatter ? static_cast<size_t>(r) * c.count : 0;
@@ -389,6 +393,32 @@ TEST(NodeBackend, MismatchedCollectivesFailOnEveryRank) {
     return r == 0 ? weftBackendOp_v1{weftCollAllReduce, a.data(), a.data(), 16, weftFloat32, weftSum, 0}
                   : weftBackendOp_v1{weftCollAllGather, b.data(), b.data(), 16, weftFloat32, weftSum, 0};
   });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r], weftInvalidUsage);
+    std::string why = g.ops()->lastError(g.comm(r));
+    EXPECT_NE(why.find("mismatched"), std::string::npos) << why;
+  }
+}
+
+// A direct batch whose calls differ between ranks (same total, split differently) fails on every rank.
+TEST(NodeBackend, MismatchedDirectBatchFailsOnEveryRank) {
+  const weftBackendListOps_v1* list = listOps();
+  ASSERT_NE(list, nullptr);
+  NodeGroup g(2);
+  std::vector<std::vector<float>> send(2, std::vector<float>(50000, 1.0f)), recv(2, std::vector<float>(100000));
+  std::vector<weftResult_t> results(2, weftInternalError);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      const size_t first = r == 0 ? 20000 : 30000;  // then the rest of 50000
+      const weftBackendOp_v1 ops[2] = {
+          {weftCollAllGather, send[r].data(), recv[r].data(), first, weftFloat32, weftSum, 0},
+          {weftCollAllGather, send[r].data() + first, recv[r].data() + 2 * first, 50000 - first, weftFloat32,
+           weftSum, 0}};
+      results[r] = list->runMany(g.comm(r), ops, 2);
+    });
+  }
+  for (auto& t : threads) t.join();
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(results[r], weftInvalidUsage);
     std::string why = g.ops()->lastError(g.comm(r));
