@@ -153,14 +153,7 @@ class Runner {
       allGatherDirect();
       return finishDirect();
     }
-    for (int r = 0; r < p_; ++r) {
-      unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
-      if (r == me_) {
-        if (dst != send_) std::memcpy(dst, send_, bytes_);
-      } else {
-        std::memcpy(dst, input(r), bytes_);
-      }
-    }
+    gatherStaged(0);
   }
 
   // A direct AllGather's work between its first step and its last: every peer's block read into ours.
@@ -177,6 +170,28 @@ class Runner {
 
   // Where rank r's input to this collective lies (for a batch: its call's, see runNodeDirectBatch).
   void setPeerSends(const uint64_t* sends) { peerSends_ = sends; }
+
+  // The staged parts, for one call of a batch too (runNodeBatch), whose input lies at `offset` in every
+  // rank's staging area: dst = input(0)[offset..] op input(1)[offset..] op ... for count elements, in rank
+  // order; AllGather's blocks copied out.
+  void reduceStaged(unsigned char* dst, size_t offset, size_t count) {
+    if (p_ == 1) {
+      std::memcpy(dst, input(0) + offset, count * es_);
+      return;
+    }
+    c_.reduce(dst, input(0) + offset, input(1) + offset, count, op_.datatype, op_.op);
+    for (int r = 2; r < p_; ++r) c_.reduce(dst, dst, input(r) + offset, count, op_.datatype, op_.op);
+  }
+  void gatherStaged(size_t offset) {
+    for (int r = 0; r < p_; ++r) {
+      unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
+      if (r != me_) {
+        std::memcpy(dst, input(r) + offset, bytes_);
+      } else if (dst != send_) {
+        std::memcpy(dst, send_, bytes_);
+      }
+    }
+  }
 
   void allToAll() {
     NodeDescriptor d = describe(op_);
@@ -281,12 +296,6 @@ class Runner {
   void useInline(size_t stagedBytes) { inline_ = stagedBytes <= kInlineBytes; }
   unsigned char* myInput() const { return inline_ ? c_.nextInline() : c_.stageIn(me_); }
   const unsigned char* input(int r) const { return inline_ ? c_.peerInline(r) : c_.stageIn(r); }
-
-  // dst = input(0)[offset..] op input(1)[offset..] op ... for count elements, in rank order.
-  void reduceStaged(unsigned char* dst, size_t offset, size_t count) {
-    c_.reduce(dst, input(0) + offset, input(1) + offset, count, op_.datatype, op_.op);
-    for (int r = 2; r < p_; ++r) c_.reduce(dst, dst, input(r) + offset, count, op_.datatype, op_.op);
-  }
 
   // dst = own op every peer's sendbuff[offset, offset + n), each peer's piece read into `piece` first.
   void reducePeers(unsigned char* dst, const unsigned char* own, size_t offset, size_t n, unsigned char* piece) {
@@ -434,32 +443,17 @@ void runNodeBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendO
   NodeDescriptor d = describe(whole);
   c.publish(&d);
   c.waitAll();
-  // Every element is reduced in rank order, as Runner::reduceStaged does: each call's result is the one it
-  // gets alone.
-  auto reduceInto = [&](void* out, size_t offset, size_t count) {
-    if (p == 1) {
-      std::memcpy(out, c.stageIn(0) + offset, count * es);
-      return;
-    }
-    c.reduce(out, c.stageIn(0) + offset, c.stageIn(1) + offset, count, whole.datatype, whole.op);
-    for (int r = 2; r < p; ++r) c.reduce(out, out, c.stageIn(r) + offset, count, whole.datatype, whole.op);
-  };
+  // Each call as alone (every element reduced in rank order, or its blocks copied): the result it gets alone.
   forEachCall([&](const weftBackendOp_v1& op, size_t offset, size_t bytes) {
+    Runner run(c, op);
     auto* out = static_cast<unsigned char*>(op.recvbuff);
     switch (whole.coll) {
       case weftCollAllReduce:
-        return reduceInto(out, offset, op.count);
+        return run.reduceStaged(out, offset, op.count);
       case weftCollReduceScatter:
-        return reduceInto(out, offset + static_cast<size_t>(me) * bytes, op.count);
+        return run.reduceStaged(out, offset + static_cast<size_t>(me) * bytes, op.count);
       default:  // AllGather
-        for (int r = 0; r < p; ++r) {
-          unsigned char* block = out + static_cast<size_t>(r) * bytes;
-          if (r != me) {
-            std::memcpy(block, c.stageIn(r) + offset, bytes);
-          } else if (block != op.sendbuff) {
-            std::memcpy(block, op.sendbuff, bytes);
-          }
-        }
+        return run.gatherStaged(offset);
     }
   });
 }
