@@ -214,6 +214,26 @@ TEST(NodeBackend, ListAllReduceMatchesReference) {
   }
 }
 
+// Every rank runs its calls through runMany (opsFor(r, true)), then the same calls one by one through run
+// (opsFor(r, false): into other outputs); each rank's first failure.
+std::vector<weftResult_t> manyThenOneByOne(NodeGroup& g, const weftBackendListOps_v1* list,
+                                           const std::function<std::vector<weftBackendOp_v1>(int, bool)>& opsFor) {
+  std::vector<weftResult_t> results(g.size(), weftInternalError);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < g.size(); ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<weftBackendOp_v1> ops = opsFor(r, true);
+      results[r] = list->runMany(g.comm(r), ops.data(), ops.size());
+      if (results[r] != weftSuccess) return;
+      for (const weftBackendOp_v1& op : opsFor(r, false)) {
+        if (weftResult_t x = g.ops()->run(g.comm(r), &op); x != weftSuccess) results[r] = x;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return results;
+}
+
 // runMany: independent collectives (AllReduces of every staged size, one too large to stage, an AllGather
 // between them) give exactly what running them one by one gives.
 TEST(NodeBackend, ManyEqualsOneByOne) {
@@ -225,7 +245,6 @@ TEST(NodeBackend, ManyEqualsOneByOne) {
   const int p = g.size();
   // Per rank: inputs, and outputs for runMany and for the calls one by one.
   std::vector<std::vector<std::vector<float>>> in(p), many(p), single(p);
-  std::vector<std::vector<weftBackendOp_v1>> ops(p);
   for (int r = 0; r < p; ++r) {
     for (size_t k = 0; k < counts.size(); ++k) {
       const size_t n = counts[k] * (k == 3 ? p : 1);  // op 3 is an AllGather
@@ -243,19 +262,8 @@ TEST(NodeBackend, ManyEqualsOneByOne) {
     }
     return list;
   };
-  std::vector<weftResult_t> results(p, weftInternalError);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < p; ++r) {
-    threads.emplace_back([&, r] {
-      ops[r] = opsFor(r, many[r]);
-      results[r] = list->runMany(g.comm(r), ops[r].data(), ops[r].size());
-      if (results[r] != weftSuccess) return;
-      for (const weftBackendOp_v1& op : opsFor(r, single[r])) {
-        if (weftResult_t x = g.ops()->run(g.comm(r), &op); x != weftSuccess) results[r] = x;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<weftResult_t> results =
+      manyThenOneByOne(g, list, [&](int r, bool viaMany) { return opsFor(r, viaMany ? many[r] : single[r]); });
   for (int r = 0; r < p; ++r) {
     ASSERT_EQ(results[r], weftSuccess) << "rank " << r << ": " << g.ops()->lastError(g.comm(r));
     for (size_t k = 0; k < counts.size(); ++k) {
@@ -332,19 +340,8 @@ TEST(NodeBackend, ManyGathersAndScattersMatchReference) {
     }
     return ops;
   };
-  std::vector<weftResult_t> results(p, weftInternalError);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < p; ++r) {
-    threads.emplace_back([&, r] {
-      std::vector<weftBackendOp_v1> ops = opsFor(r, many[r]);
-      results[r] = list->runMany(g.comm(r), ops.data(), ops.size());
-      if (results[r] != weftSuccess) return;
-      for (const weftBackendOp_v1& op : opsFor(r, single[r])) {
-        if (weftResult_t x = g.ops()->run(g.comm(r), &op); x != weftSuccess) results[r] = x;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<weftResult_t> results =
+      manyThenOneByOne(g, list, [&](int r, bool viaMany) { return opsFor(r, viaMany ? many[r] : single[r]); });
   for (int r = 0; r < p; ++r) {
     ASSERT_EQ(results[r], weftSuccess) << "rank " << r << ": " << g.ops()->lastError(g.comm(r));
     for (size_t k = 0; k < calls.size(); ++k) {
