@@ -18,15 +18,32 @@ namespace commperf {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
+bool weftMemory = false;
+
+void weftMemoryCheck(weftResult_t result, const char* what) {
+  if (result == weftSuccess) return;
+  std::fprintf(stderr, "commperf: %s failed: %s\n", what, weftGetLastErrorMessage());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
 
 }  // namespace
 
+void allocateWithWeft(bool on) { weftMemory = on; }
+
 unsigned char* allocateBuffer(size_t bytes) {
-  return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
+  if (!weftMemory) return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
+  void* p = nullptr;
+  weftMemoryCheck(weftMemAlloc(&p, bytes), "weftMemAlloc");
+  return static_cast<unsigned char*>(p);
 }
 
 void freeBuffer(unsigned char* p) {
-  if (p != nullptr) ::operator delete(p, kAlignment);
+  if (p == nullptr) return;
+  if (weftMemory) {
+    weftMemoryCheck(weftMemFree(p), "weftMemFree");
+  } else {
+    ::operator delete(p, kAlignment);
+  }
 }
 
 // Warm-up first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M,

@@ -30,7 +30,8 @@ enum LongOnly {
   kCalibrate,
   kCalibrateTransport,
   kChoices,
-  kPeerInPlace
+  kPeerInPlace,
+  kMemory
 };
 
 constexpr const char* kGlooAllreduceNames[] = {"ring", "bcube", "ring_chunked", "halving_doubling"};
@@ -61,6 +62,7 @@ const option kLongOptions[] = {
     {"calibrate-transport", required_argument, nullptr, kCalibrateTransport},
     {"choices", required_argument, nullptr, kChoices},
     {"peer_in_place", no_argument, nullptr, kPeerInPlace},
+    {"memory", required_argument, nullptr, kMemory},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -232,6 +234,10 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
       case kPeerInPlace:
         options.peerInPlace = true;
         break;
+      case kMemory:
+        if (arg != "weft" && arg != "heap") return error("invalid --memory '" + arg + "' (weft or heap)");
+        options.weftMemory = arg == "weft";
+        break;
       case kBoundsBytes:
         // At least a page per thread and array; the arrays are float, so a multiple of 4.
         if (!parseByteCount(arg, options.boundsBytes) || options.boundsBytes < 4096)
@@ -312,6 +318,9 @@ std::string usage(const char* program) {
       "      --peer_in_place        with --peer: also time Weft's in-place form, in the same rounds (for\n"
       "                             MPI_Bcast, whose one buffer is Weft's in-place Broadcast); in the JSON\n"
       "                             and CSV (in_place), the table compares out of place\n"
+      "      --memory <weft|heap>   where the buffers of every library come from: weftMemAlloc, which\n"
+      "                             the shm plugin's ranks map into each other (no process_vm_readv),\n"
+      "                             or the heap (default)\n"
       "      --gloo_allreduce <alg> ring, bcube (gloo::allreduce), ring_chunked, halving_doubling (classic\n"
       "                             algorithm classes) (default ring)\n"
       "      --bounds               first measure memcpy and c=a+b bandwidth (1 and all threads) and a\n"

@@ -42,6 +42,7 @@ struct Options {
   std::vector<PlanCase> plan;                         // --plan, in the order given; empty: no plan cases
   std::vector<PeerKind> peers;         // --peer, in the order given (the table's column order); empty: Weft alone
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
+  bool weftMemory = false;             // --memory weft: buffers from weftMemAlloc (for every library)
   bool peerInPlace = false;            // --peer_in_place: with peers, also time Weft's in-place form
   bool bounds = false;
   size_t boundsBytes = 256ull << 20;

@@ -64,6 +64,7 @@ PluginReport report(const LoadAttempt& attempt, const LoadedPlugin& plugin) {
   // Those the loader kept: one it ignored (wrong version, a call missing) is not one Weft uses.
   if (plugin.transportVec != nullptr) r.extensions.emplace_back(WEFT_TRANSPORT_VEC_SYMBOL_V1);
   if (plugin.backendList != nullptr) r.extensions.emplace_back(WEFT_BACKEND_LIST_SYMBOL_V1);
+  if (plugin.memory != nullptr) r.extensions.emplace_back(WEFT_MEMORY_SYMBOL_V1);
   if (plugin.plugin->kind == weftPluginTransport) {
     r.reach = plugin.props.reach == weftReachSameHost ? "same host" : "any host";
     r.latencyUs = plugin.props.latencyUs;

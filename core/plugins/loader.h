@@ -19,6 +19,7 @@ struct LoadedPlugin {
   weftTransportProps_v1 props{};
   const weftBackendListOps_v1* backendList = nullptr;    // the optional list extension of its backend
   const weftTransportVecOps_v1* transportVec = nullptr;  // the optional vectored messages of its transport
+  const weftMemoryOps_v1* memory = nullptr;              // the optional shared memory (weftMemAlloc)
 };
 
 struct LoadAttempt {

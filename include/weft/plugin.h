@@ -196,6 +196,19 @@ typedef struct {
   weftResult_t (*runMany)(void* bcomm, const weftBackendOp_v1* ops, size_t numOps);
 } weftBackendListOps_v1;
 
+/* Optional extension of a plugin: memory that its peers on this host can reach directly (weftMemAlloc).
+ * A plugin offers it by exporting WEFT_MEMORY_SYMBOL_V1 next to its plugin table; weftMemAlloc uses the first
+ * loaded plugin that does, and weftMemFree hands a buffer back to the plugin that made it. */
+#define WEFT_MEMORY_SYMBOL_V1 "weftMemory_v1"
+typedef struct {
+  unsigned int abiVersion; /* must be 1 for this struct */
+  /* size > 0 bytes, page aligned and zeroed, into *ptr. On failure a sentence saying why goes into
+   * message (messageBytes long, always terminated). ctx is the plugin's, from init. */
+  weftResult_t (*alloc)(void* ctx, size_t size, void** ptr, char* message, size_t messageBytes);
+  /* ptr came from alloc. Like alloc on failure. */
+  weftResult_t (*free)(void* ctx, void* ptr, char* message, size_t messageBytes);
+} weftMemoryOps_v1;
+
 typedef struct {
   unsigned int abiVersion; /* must be 1 for this struct */
   const char* name;

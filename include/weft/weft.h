@@ -151,6 +151,16 @@ WEFT_API weftResult_t weftStreamSynchronize(weftStream_t stream);
 WEFT_API weftResult_t weftStreamQuery(weftStream_t stream); /* weftSuccess when idle, weftInProgress otherwise */
 WEFT_API weftResult_t weftStreamDestroy(weftStream_t stream);
 
+/* Memory for collective buffers (as ncclMemAlloc): page aligned, zeroed, with its pages already in memory.
+ * Ranks on one host read and write each other's weftMemAlloc buffers directly, instead of copying through
+ * the kernel (process_vm_readv) as they must for other memory: large collectives on such buffers move
+ * their bytes at memcpy speed. Any plugin may offer it (shm does, with a memfd per allocation, which keeps
+ * one file descriptor open per buffer); without one, or with WEFT_PLUGINS naming none that does, the
+ * memory is plain and everything works as on malloc'ed buffers. Free with weftMemFree, not free();
+ * weftMemFree(NULL) does nothing. A buffer must outlive every collective that uses it. */
+WEFT_API weftResult_t weftMemAlloc(void** ptr, size_t size);
+WEFT_API weftResult_t weftMemFree(void* ptr);
+
 /* Groups: calls between Start and End are issued together at End (Send/Recv pairs do not deadlock). */
 WEFT_API weftResult_t weftGroupStart(void);
 WEFT_API weftResult_t weftGroupEnd(void);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -24,9 +25,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
-// 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask.
-constexpr uint32_t kAddressVersion = 3;
-constexpr size_t kControlBytes = size_t{5} * 4096;  // rounded up from sizeof(NodeControl)
+// 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask; 4: the table of shared buffers.
+constexpr uint32_t kAddressVersion = 4;
+constexpr size_t kControlBytes = size_t{6} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
 // What a rank tells the others in its backend address.
@@ -482,13 +483,128 @@ void NodeComm::cmaFailed(int peer, const char* call, int err) const {
                                 " failed: " + errnoText(err));
 }
 
+void NodeComm::shareBuffers(const weftBackendOp_v1& op) {
+  if (tableReleases_ != sharedReleases()) {
+    // Read the count before looking: a buffer freed meanwhile is seen at the next collective.
+    tableReleases_ = sharedReleases();
+    for (size_t i = 0; i < kSharedRegionSlots; ++i) {
+      SharedRegion& listed = mine()->regions[i];
+      if (listed.bytes != 0 && !sharedRegionLive(listed)) {
+        listed = SharedRegion{};
+        tableUse_[i] = 0;
+      }
+    }
+  }
+  if (!anySharedRegions()) return;
+  const size_t one = op.count * plugin::elementBytes(op.datatype);
+  const size_t all = one * static_cast<size_t>(nranks_);
+  const bool blocksIn = op.coll == weftCollReduceScatter || op.coll == weftCollAllToAll;
+  const bool blocksOut = op.coll == weftCollAllGather || op.coll == weftCollAllToAll;
+  const size_t sendBytes = blocksIn ? all : one;
+  if (sendBytes <= stageLimit(op.coll)) return;  // staged: no peer touches our buffers
+  shareBuffer(op.sendbuff, sendBytes);
+  shareBuffer(op.recvbuff, blocksOut ? all : one);
+}
+
+void NodeComm::shareBuffer(const void* buffer, size_t bytes) {
+  SharedRegion region{};
+  if (buffer == nullptr || bytes == 0 || !findSharedRegion(reinterpret_cast<uint64_t>(buffer), bytes, &region)) {
+    return;
+  }
+  SharedRegion* table = mine()->regions;
+  size_t slot = 0;  // the region's, else the least recently used (an empty one first)
+  for (size_t i = 0; i < kSharedRegionSlots; ++i) {
+    if (table[i].bytes != 0 && table[i].base == region.base && table[i].inode == region.inode) {
+      slot = i;
+      break;
+    }
+    if (tableUse_[i] < tableUse_[slot]) slot = i;
+  }
+  table[slot] = region;
+  tableUse_[slot] = ++tableClock_;
+}
+
+unsigned char* NodeComm::peerMemory(int peer, uint64_t address, size_t bytes) {
+  Peer& p = peers_[peer];
+  const SharedRegion* listed = nullptr;
+  for (const SharedRegion& r : p.control->regions) {
+    if (r.bytes != 0 && address >= r.base && address - r.base <= r.bytes &&
+        bytes <= r.bytes - (address - r.base)) {
+      listed = &r;
+      break;
+    }
+  }
+  if (listed == nullptr) return nullptr;
+  const SharedRegion region = *listed;
+  auto sameRegion = [&](const PeerRegion& known) {
+    return known.region.base == region.base && known.region.bytes == region.bytes &&
+           known.region.inode == region.inode;
+  };
+  auto known = std::find_if(p.regions.begin(), p.regions.end(), sameRegion);
+  if (known == p.regions.end()) {
+    if (p.regions.size() >= 2 * kSharedRegionSlots) {  // forget buffers the peer no longer lists
+      std::erase_if(p.regions, [&](const PeerRegion& mapped) {
+        return std::none_of(
+            std::begin(p.control->regions), std::end(p.control->regions),
+            [&](const SharedRegion& r) { return r.base == mapped.region.base && r.inode == mapped.region.inode; });
+      });
+    }
+    known = p.regions.insert(p.regions.end(), PeerRegion{region, mapPeerRegion(peer, region)});
+  }
+  if (known->mapping.data() == nullptr) return nullptr;  // could not be mapped: CMA
+  return static_cast<unsigned char*>(known->mapping.data()) + (address - region.base);
+}
+
+Mapping NodeComm::mapPeerRegion(int peer, const SharedRegion& region) const {
+  const std::string path = "/proc/" + std::to_string(peers_[peer].pid) + "/fd/" + std::to_string(region.fd);
+  Mapping mapping;
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  struct stat st {};
+  std::string error;
+  if (fd < 0) {
+    error = "cannot open " + path + ": " + errnoText(errno);
+  } else if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != region.inode) {
+    error = path + " is not the buffer rank " + std::to_string(peer) + " listed";
+  } else {
+    mapPeerSegment(fd, region.bytes, &mapping, &error);
+  }
+  if (fd >= 0) closeFd(fd);
+  if (mapping.data() == nullptr) {
+    logf(logHost_, weftLogDebug, "node backend: rank %d's weftMemAlloc buffer goes by CMA: %s", peer,
+         error.c_str());
+  } else {
+    logf(logHost_, weftLogDebug, "node backend: mapped rank %d's weftMemAlloc buffer of %llu bytes", peer,
+         static_cast<unsigned long long>(region.bytes));
+  }
+  return mapping;
+}
+
 void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
   if (bytes == 0) return;
+  if (const unsigned char* mapped = peerMemory(peer, address, bytes)) {
+    std::memcpy(dst, mapped, bytes);
+    mappedBytes_ += bytes;
+    return;
+  }
   if (int err = cmaRead(peers_[peer].pid, dst, address, bytes); err != 0) cmaFailed(peer, "readv", err);
+}
+
+const unsigned char* NodeComm::peerInput(int peer, uint64_t address, size_t bytes, unsigned char* piece) {
+  if (const unsigned char* mapped = peerMemory(peer, address, bytes)) {
+    mappedBytes_ += bytes;
+    return mapped;
+  }
+  readPeer(peer, piece, address, bytes);
+  return piece;
 }
 
 void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t bytes) {
   if (bytes == 0) return;
+  if (unsigned char* mapped = peerMemory(peer, address, bytes)) {
+    std::memcpy(mapped, src, bytes);
+    mappedBytes_ += bytes;
+    return;
+  }
   if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) cmaFailed(peer, "writev", err);
 }
 

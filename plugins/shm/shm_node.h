@@ -14,8 +14,11 @@
 //   others of a Reduce) thus run up to kSlots - 1 collectives ahead, as eager messages let them in MPI,
 //   and no peer is ever more than 2 kSlots steps away: fewer than kStepLines, so no line is overwritten
 //   while someone may still read it.
+// - a table of this rank's weftMemAlloc buffers (shm_memory.h) that its direct collectives use.
 // Large collectives read (process_vm_readv) and write (process_vm_writev) the peers' own buffers: one copy,
-// no staging; they end with a step that says "I no longer touch your buffers".
+// no staging; they end with a step that says "I no longer touch your buffers". A peer buffer listed in the
+// peer's table is mapped here instead (once, then kept) and copied with memcpy: CMA pins and maps the
+// pages at every call, which costs 30-45 % of a copy's speed.
 #ifndef WEFT_PLUGINS_SHM_NODE_H
 #define WEFT_PLUGINS_SHM_NODE_H
 
@@ -31,6 +34,7 @@
 
 #include "common/element_bytes.h"
 #include "shm_doorbell.h"
+#include "shm_memory.h"
 #include "shm_segment.h"
 #include "weft/plugin.h"
 
@@ -64,10 +68,17 @@ struct alignas(2 * kCacheLine) StepLine {
 };
 static_assert(sizeof(StepLine) == 2 * kCacheLine);
 
+// Up to this many of a rank's weftMemAlloc buffers are listed at once (the least recently used leaves).
+inline constexpr size_t kSharedRegionSlots = 16;
+
 struct NodeControl {
   DoorbellPage doorbell;                // its own page: the futex word and the sleeper count
   StepLine lines[kStepLines];           // each 128-byte aligned (StepLine)
   alignas(kCacheLine) uint64_t cookie;  // random: proves a mapping is the segment the address named
+  // The owner's weftMemAlloc buffers that its current direct collective uses (and others). The owner
+  // changes it only before a collective's first step and after every peer finished its previous direct
+  // one; peers read it only during a direct collective, after that first step.
+  alignas(kCacheLine) SharedRegion regions[kSharedRegionSlots];
 };
 
 class NodeComm {
@@ -95,7 +106,8 @@ class NodeComm {
   weftResult_t runMany(const weftBackendOp_v1* ops, size_t numOps);
   const char* lastError() const { return error_.c_str(); }
 
-  // For the collectives (shm_node_colls.cpp): --------------------------------------------------------
+  // For the collectives (shm_node_colls.cpp, shm_node_batches.cpp):
+  // --------------------------------------------------------
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   // The largest input (per rank) a collective stages; larger ones go direct by CMA.
@@ -120,7 +132,17 @@ class NodeComm {
   void waitAll();
   void waitFor(int peer);
   const NodeDescriptor& peerDescriptor(int peer) const;
+  // Lists the weftMemAlloc buffers among op's in our table before its first step (direct collectives only).
+  void shareBuffers(const weftBackendOp_v1& op);
+  void shareBuffer(const void* buffer, size_t bytes);
+  // Where [address, address + bytes) of a peer lies in our address space, when that peer listed it (see
+  // NodeControl::regions); else null and the caller goes through CMA.
+  unsigned char* peerMemory(int peer, uint64_t address, size_t bytes);
+  // Bytes read or written through mapped peer buffers so far (tests check that the path was taken).
+  size_t mappedBytes() const { return mappedBytes_; }
   void readPeer(int peer, void* dst, uint64_t address, size_t bytes);
+  // A peer's bytes to read once (to reduce): where they lie when mapped, else read into `piece` (bytes long).
+  const unsigned char* peerInput(int peer, uint64_t address, size_t bytes, unsigned char* piece);
   void writePeer(int peer, uint64_t address, const void* src, size_t bytes);
   // The same between lists of ranges, here and in the peer (holding the same number of bytes).
   void readPeerList(int peer, const std::vector<iovec>& local, const std::vector<iovec>& remote);
@@ -140,11 +162,17 @@ class NodeComm {
   BatchTables& batchTables() { return batchTables_; }
 
  private:
+  // A peer's weftMemAlloc buffer, mapped here.
+  struct PeerRegion {
+    SharedRegion region;
+    Mapping mapping;
+  };
   struct Peer {
     pid_t pid = -1;
     int pidfd = -1;
     Mapping mapping;
     NodeControl* control = nullptr;
+    std::vector<PeerRegion> regions;
   };
 
   NodeControl* mine() const { return static_cast<NodeControl*>(own_.data()); }
@@ -163,6 +191,7 @@ class NodeComm {
   // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; checks for dead peers.
   template <typename Ready>
   void wait(Ready ready);
+  Mapping mapPeerRegion(int peer, const SharedRegion& region) const;  // empty (logged) when it cannot be mapped
   [[noreturn]] void failPeer(weftResult_t code, const std::string& message) const;
   [[noreturn]] void cmaFailed(int peer, const char* call, int err) const;
   // "rank 1 (pid 123), rank 2 (pid 124)": every peer whose process has exited.
@@ -191,6 +220,10 @@ class NodeComm {
   uint64_t firstSteps_[kSlots] = {};  // the first step of collective n, at n % kSlots
   bool spin_ = false;                 // at most one rank per CPU: waiting may spin before it yields
   std::vector<unsigned char> scratch_;
+  uint64_t tableReleases_ = 0;                  // sharedReleases() when our table was last checked
+  uint64_t tableUse_[kSharedRegionSlots] = {};  // when each slot of our table was last used
+  uint64_t tableClock_ = 0;
+  size_t mappedBytes_ = 0;
   BatchTables batchTables_;
   std::string error_;
   const weftBackendOp_v1* current_ = nullptr;  // for messages
@@ -199,14 +232,14 @@ class NodeComm {
 // Runs op on comm (shm_node_colls.cpp). Throws NodeError on failure.
 void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op);
 // Runs AllReduces, AllGathers or ReduceScatters (all one collective, type and op) whose staged inputs fit the
-// staging area together in one step, each with exactly the result it gets alone (shm_node_colls.cpp).
+// staging area together in one step, each with exactly the result it gets alone (shm_node_batches.cpp).
 // `whole` describes them as one (their total count). Throws NodeError.
 void runNodeBatch(NodeComm& comm, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps);
 // Runs AllGathers or ReduceScatters (all one collective, type and op) too large to stage, each by CMA on its
 // own buffers as alone, between one first step (every rank publishes a table of its calls) and one last
-// (shm_node_colls.cpp). `whole` describes them as one (their total count). Throws NodeError.
+// (shm_node_batches.cpp). `whole` describes them as one (their total count). Throws NodeError.
 void runNodeDirectBatch(NodeComm& comm, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps);
-// Runs an AllReduce over a list of buffers by CMA (shm_node_colls.cpp). Throws NodeError on failure.
+// Runs an AllReduce over a list of buffers by CMA (shm_node_batches.cpp). Throws NodeError on failure.
 void runNodeAllReduceList(NodeComm& comm, const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers,
                           size_t numBuffers);
 

@@ -119,7 +119,10 @@ void runNodeDirectBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBa
   const auto ranks = static_cast<size_t>(p);
   NodeComm::BatchTables& t = c.batchTables();
   t.mine.clear();
-  for (size_t i = 0; i < numOps; ++i) t.mine.push_back({ops[i].sendbuff, ops[i].recvbuff, ops[i].count});
+  for (size_t i = 0; i < numOps; ++i) {
+    t.mine.push_back({ops[i].sendbuff, ops[i].recvbuff, ops[i].count});
+    c.shareBuffers(ops[i]);
+  }
   NodeDescriptor d = describe(whole);
   d.sendAddr = reinterpret_cast<uint64_t>(t.mine.data());
   d.recvAddr = numOps;

@@ -247,8 +247,8 @@ void Runner::reducePeers(unsigned char* dst, const unsigned char* own, size_t of
   const unsigned char* left = own;
   for (int r = 0; r < p_; ++r) {
     if (r == me_) continue;
-    c_.readPeer(r, piece, peerSend(r) + offset, n);
-    c_.reduce(dst, left, piece, n / es_, op_.datatype, op_.op);
+    const unsigned char* theirs = c_.peerInput(r, peerSend(r) + offset, n, piece);  // in place when mapped
+    c_.reduce(dst, left, theirs, n / es_, op_.datatype, op_.op);
     left = dst;
   }
 }
@@ -281,6 +281,7 @@ void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op) {
   Runner run(comm, op);
   // Nothing to move (its buffers may be NULL): one step still checks that every rank called the same.
   if (op.count == 0) return run.barrier();
+  comm.shareBuffers(op);
   switch (op.coll) {
     case weftCollAllReduce:
       return run.allReduce();

@@ -1,12 +1,45 @@
 #include "buffers.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "weft/weft.h"
+
 namespace colltest {
+namespace {
+
+bool weftMemoryOn = false;
+
+}  // namespace
+
+void GuardedBuffer::useWeftMemory(bool on) { weftMemoryOn = on; }
+
+void GuardedStorageRelease::operator()(uint8_t* storage) const {
+  if (!weftMemory) {
+    delete[] storage;
+  } else if (weftMemFree(storage) != weftSuccess) {
+    std::fprintf(stderr, "weftMemFree failed: %s\n", weftGetLastErrorMessage());
+    std::abort();
+  }
+}
 
 void GuardedBuffer::allocate(size_t bytes) {
   bytes_ = bytes;
-  storage_.assign(bytes + 2 * kGuardBytes, kPoison);
+  const size_t total = bytes + 2 * kGuardBytes;
+  storage_.reset();
+  if (weftMemoryOn) {
+    void* memory = nullptr;
+    if (weftMemAlloc(&memory, total) != weftSuccess) {
+      std::fprintf(stderr, "weftMemAlloc(%zu) failed: %s\n", total, weftGetLastErrorMessage());
+      std::exit(1);
+    }
+    storage_ = std::unique_ptr<uint8_t[], GuardedStorageRelease>(static_cast<uint8_t*>(memory),
+                                                                 GuardedStorageRelease{true});
+  } else {
+    storage_ = std::unique_ptr<uint8_t[], GuardedStorageRelease>(new uint8_t[total], GuardedStorageRelease{false});
+  }
+  std::memset(storage_.get(), kPoison, total);
   for (size_t i = 0; i < kGuardBytes; ++i) {
     storage_[i] = guardByte(i);
     storage_[kGuardBytes + bytes + i] = guardByte(i + kGuardBytes);
@@ -14,7 +47,7 @@ void GuardedBuffer::allocate(size_t bytes) {
 }
 
 bool GuardedBuffer::guardsIntact(long long* badOffset) const {
-  if (storage_.empty()) return true;
+  if (storage_ == nullptr) return true;
   for (size_t i = 0; i < kGuardBytes; ++i) {
     if (storage_[i] != guardByte(i)) {
       *badOffset = static_cast<long long>(i) - static_cast<long long>(kGuardBytes);

@@ -1,28 +1,39 @@
-// A heap buffer with guard bytes before and after, so writes outside the span a call may touch show up.
+// A buffer with guard bytes before and after, so writes outside the span a call may touch show up. From the
+// heap, or from weftMemAlloc (guards included) after useWeftMemory(true).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace colltest {
+
+// Frees a GuardedBuffer's storage the way it was allocated.
+struct GuardedStorageRelease {
+  bool weftMemory = false;
+  void operator()(uint8_t* storage) const;
+};
 
 class GuardedBuffer {
  public:
   static constexpr size_t kGuardBytes = 64;
   static constexpr uint8_t kPoison = 0xCD;  // initial content of the data span
 
+  // Where the buffers allocated from now on come from (--memory weft): weftMemAlloc, or the heap. Exits the
+  // process with a message when weftMemAlloc fails.
+  static void useWeftMemory(bool on);
+
   void allocate(size_t bytes);
-  bool allocated() const { return !storage_.empty(); }
-  uint8_t* data() { return storage_.data() + kGuardBytes; }
-  const uint8_t* data() const { return storage_.data() + kGuardBytes; }
+  bool allocated() const { return storage_ != nullptr; }
+  uint8_t* data() { return storage_.get() + kGuardBytes; }
+  const uint8_t* data() const { return storage_.get() + kGuardBytes; }
   size_t bytes() const { return bytes_; }
   // Offset (negative: before the data, >= bytes(): after) of the first changed guard byte.
   bool guardsIntact(long long* badOffset) const;
 
  private:
   static uint8_t guardByte(size_t i) { return static_cast<uint8_t>(0xA5 ^ (i * 7)); }
-  std::vector<uint8_t> storage_;
+  std::unique_ptr<uint8_t[], GuardedStorageRelease> storage_;
   size_t bytes_ = 0;
 };
 

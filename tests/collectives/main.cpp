@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "buffers.h"
 #include "common.h"
 #include "harness.h"
 #include "sections.h"
@@ -33,6 +34,7 @@ void usage(const char* argv0) {
                "  --op NAME          one op only (sum, prod, max, min, avg)\n"
                "  --timeout S        abort with the operation in progress after S seconds (0: never; 540)\n"
                "  --max-errors N     failures printed per rank (30)\n"
+               "  --memory M         heap (default) or weft: every buffer from weftMemAlloc\n"
                "  --verbose          timings per collective and setting\n"
                "  --hosts SPEC       emulate hosts through WEFT_HOST_ID: blocks:N (N consecutive ranks per\n"
                "                     host) or alternate:N (rank r on host r %% N)\n",
@@ -108,6 +110,9 @@ bool parseOptions(int argc, char** argv, Options* opt) {
         if (!validHostsSpec(opt->hosts)) return false;
       } else if (arg == "--max-errors") {
         opt->maxErrorsPrinted = std::atoi(v);
+      } else if (arg == "--memory") {
+        if (std::strcmp(v, "weft") != 0 && std::strcmp(v, "heap") != 0) return false;
+        GuardedBuffer::useWeftMemory(std::strcmp(v, "weft") == 0);
       } else {
         return false;
       }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,9 +20,20 @@
 
 namespace {
 
-void quietLog(weftLogLevel_t, const char*, const char*) {}
+// What the plugin logs, kept for the tests that look for a line.
+std::mutex logMutex;
+std::vector<std::string> logLines;
+void keepLog(weftLogLevel_t, const char*, const char* message) {
+  std::lock_guard<std::mutex> lock(logMutex);
+  logLines.emplace_back(message);
+}
+size_t logLinesWith(const std::string& text) {
+  std::lock_guard<std::mutex> lock(logMutex);
+  return static_cast<size_t>(std::count_if(logLines.begin(), logLines.end(),
+                                           [&](const std::string& l) { return l.find(text) != l.npos; }));
+}
 const char* envConfig(const char* name) { return std::getenv(name); }
-const weftPluginHost_v1 kHost = {WEFT_PLUGIN_ABI_VERSION, quietLog, envConfig};
+const weftPluginHost_v1 kHost = {WEFT_PLUGIN_ABI_VERSION, keepLog, envConfig};
 
 // Float sum/max only: what these tests use (Weft passes its full kernel set).
 void floatKernel(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op) {
@@ -88,23 +100,20 @@ class NodeGroup {
 
 float input(int rank, size_t i) { return static_cast<float>((rank * 7 + static_cast<int>(i % 13)) % 11) - 5.0f; }
 
-// Every collective, out of place, on a size that takes the inline, staged, sliced and direct paths.
-class NodeCollectives : public ::testing::TestWithParam<size_t> {};
-
-TEST_P(NodeCollectives, MatchSequentialReference) {
-  const size_t count = GetParam();
-  NodeGroup g(3);
+// Every collective, out of place, on buffers of count * p floats per rank (send[r], recv[r]), against a
+// sequential reference.
+void checkEveryCollective(NodeGroup& g, const std::vector<float*>& send, const std::vector<float*>& recv,
+                          size_t count) {
   const int p = g.size();
-  std::vector<std::vector<float>> send(p, std::vector<float>(count * p)), recv(p, std::vector<float>(count * p));
   for (int r = 0; r < p; ++r) {
     for (size_t i = 0; i < count * p; ++i) send[r][i] = input(r, i);
   }
   auto reset = [&] {
-    for (auto& v : recv) std::fill(v.begin(), v.end(), -999.0f);
+    for (float* v : recv) std::fill(v, v + count * p, -999.0f);
   };
   auto op = [&](weftCollType_t coll, int root = 0) {
     return [&, coll, root](int r) {
-      return weftBackendOp_v1{coll, send[r].data(), recv[r].data(), count, weftFloat32, weftSum, root};
+      return weftBackendOp_v1{coll, send[r], recv[r], count, weftFloat32, weftSum, root};
     };
   };
   auto allOk = [](const std::vector<weftResult_t>& results) {
@@ -156,6 +165,108 @@ TEST_P(NodeCollectives, MatchSequentialReference) {
     ASSERT_EQ(recv[2][i], static_cast<float>(want)) << "reduce";
   }
   EXPECT_EQ(recv[0][0], -999.0f) << "reduce wrote a non-root's output";
+}
+
+std::vector<float*> pointers(std::vector<std::vector<float>>& buffers) {
+  std::vector<float*> all;
+  for (auto& b : buffers) all.push_back(b.data());
+  return all;
+}
+
+// Every collective on a size that takes the inline, staged, sliced and direct paths.
+class NodeCollectives : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(NodeCollectives, MatchSequentialReference) {
+  const size_t count = GetParam();
+  NodeGroup g(3);
+  std::vector<std::vector<float>> send(g.size(), std::vector<float>(count * g.size()));
+  std::vector<std::vector<float>> recv = send;
+  checkEveryCollective(g, pointers(send), pointers(recv), count);
+}
+
+const weftMemoryOps_v1* memoryOps() {
+  static const weftMemoryOps_v1* table = [] {
+    void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    return lib ? static_cast<const weftMemoryOps_v1*>(dlsym(lib, WEFT_MEMORY_SYMBOL_V1)) : nullptr;
+  }();
+  return table;
+}
+
+// Buffers of weftMemAlloc's kind (the plugin's memory extension), freed at the end.
+class SharedBuffers {
+ public:
+  SharedBuffers(int n, size_t bytes) : memory_(memoryOps()) {
+    for (int r = 0; r < n; ++r) {
+      void* p = nullptr;
+      char why[256] = "";
+      EXPECT_EQ(memory_->alloc(nullptr, bytes, &p, why, sizeof why), weftSuccess) << why;
+      buffers_.push_back(static_cast<float*>(p));
+    }
+  }
+  ~SharedBuffers() {
+    for (float* p : buffers_) {
+      char why[256] = "";
+      EXPECT_EQ(memory_->free(nullptr, p, why, sizeof why), weftSuccess) << why;
+    }
+  }
+  SharedBuffers(const SharedBuffers&) = delete;
+  SharedBuffers& operator=(const SharedBuffers&) = delete;
+  const std::vector<float*>& all() const { return buffers_; }
+
+ private:
+  const weftMemoryOps_v1* memory_;
+  std::vector<float*> buffers_;
+};
+
+// Direct collectives on weftMemAlloc buffers: the peers' buffers are mapped (the log says so) and the results
+// are the reference's; on every rank, on some ranks only (the others' go by CMA), after buffers were freed
+// and others allocated (most likely at the same addresses: a peer that kept using its mapping of a freed
+// buffer would read the old data), and on heap memory once every shared buffer is gone.
+TEST(NodeBackend, WeftMemoryBuffersMatchReference) {
+  const weftMemoryOps_v1* memory = memoryOps();
+  ASSERT_NE(memory, nullptr) << WEFT_MEMORY_SYMBOL_V1 " not exported";
+  ASSERT_EQ(memory->abiVersion, 1u);
+  constexpr size_t kCount = 70000;  // 280 KB per rank: direct for every collective
+  NodeGroup g(3);
+  const int p = g.size();
+  const size_t bytes = kCount * p * sizeof(float);
+  {
+    SharedBuffers send(p, bytes), recv(p, bytes);
+    const size_t mappedBefore = logLinesWith("mapped rank");
+    checkEveryCollective(g, send.all(), recv.all(), kCount);
+    EXPECT_GE(logLinesWith("mapped rank") - mappedBefore, static_cast<size_t>(2 * p * (p - 1)))
+        << "the peers' weftMemAlloc buffers were not mapped";
+  }
+  {
+    SharedBuffers send(p, bytes), recv(p, bytes);  // allocated again: a peer's old mapping must not be used
+    checkEveryCollective(g, send.all(), recv.all(), kCount);
+    std::vector<std::vector<float>> heap(p, std::vector<float>(kCount * p));
+    std::vector<float*> mixed = send.all();
+    mixed[1] = heap[1].data();  // rank 1's input by CMA, the others' mapped
+    checkEveryCollective(g, mixed, recv.all(), kCount);
+  }
+  std::vector<std::vector<float>> send(p, std::vector<float>(kCount * p));
+  std::vector<std::vector<float>> recv = send;
+  checkEveryCollective(g, pointers(send), pointers(recv), kCount);
+}
+
+TEST(NodeBackend, WeftMemoryBadArguments) {
+  const weftMemoryOps_v1* memory = memoryOps();
+  ASSERT_NE(memory, nullptr);
+  char why[256] = "";
+  void* p = nullptr;
+  EXPECT_NE(memory->alloc(nullptr, 0, &p, why, sizeof why), weftSuccess);
+  EXPECT_NE(std::string(why), "");
+  EXPECT_EQ(memory->alloc(nullptr, 100, nullptr, why, sizeof why), weftInvalidArgument);
+  int onStack = 0;
+  why[0] = '\0';
+  EXPECT_EQ(memory->free(nullptr, &onStack, why, sizeof why), weftInvalidArgument);
+  EXPECT_NE(std::string(why).find("not an allocation"), std::string::npos) << why;
+  ASSERT_EQ(memory->alloc(nullptr, 100, &p, why, sizeof why), weftSuccess);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  EXPECT_EQ(static_cast<unsigned char*>(p)[99], 0);
+  EXPECT_EQ(memory->free(nullptr, p, why, sizeof why), weftSuccess);
+  EXPECT_EQ(memory->free(nullptr, p, why, sizeof why), weftInvalidArgument);  // twice
 }
 
 const weftBackendListOps_v1* listOps() {
