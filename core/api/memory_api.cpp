@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -29,10 +30,10 @@ std::map<void*, Allocation>& allocations() {
 }
 
 const LoadedPlugin* memoryPlugin() {
-  for (const LoadedPlugin& p : loadedTransports()) {
-    if (p.memory != nullptr) return &p;
-  }
-  return nullptr;
+  const std::vector<LoadedPlugin>& plugins = loadedTransports();
+  auto it =
+      std::find_if(plugins.begin(), plugins.end(), [](const LoadedPlugin& p) { return p.memory != nullptr; });
+  return it != plugins.end() ? &*it : nullptr;
 }
 
 }  // namespace

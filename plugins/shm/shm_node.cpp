@@ -542,13 +542,13 @@ unsigned char* NodeComm::peerMemory(int peer, uint64_t address, size_t bytes) {
   };
   auto known = std::find_if(p.regions.begin(), p.regions.end(), sameRegion);
   if (known == p.regions.end()) {
-    if (p.regions.size() >= 2 * kSharedRegionSlots) {  // forget buffers the peer no longer lists
-      std::erase_if(p.regions, [&](const PeerRegion& mapped) {
-        return std::none_of(
-            std::begin(p.control->regions), std::end(p.control->regions),
-            [&](const SharedRegion& r) { return r.base == mapped.region.base && r.inode == mapped.region.inode; });
-      });
-    }
+    // Unmap what the peer no longer lists (freed, or out of its table): a mapping keeps a freed buffer's
+    // memory in use.
+    std::erase_if(p.regions, [&](const PeerRegion& mapped) {
+      return std::none_of(
+          std::begin(p.control->regions), std::end(p.control->regions),
+          [&](const SharedRegion& r) { return r.base == mapped.region.base && r.inode == mapped.region.inode; });
+    });
     known = p.regions.insert(p.regions.end(), PeerRegion{region, mapPeerRegion(peer, region)});
   }
   if (known->mapping.data() == nullptr) return nullptr;  // could not be mapped: CMA

@@ -246,6 +246,32 @@ TEST(Api, ErrorStringsAndVersion) {
   EXPECT_EQ(bytes, 2u);
 }
 
+// weftMemAlloc/weftMemFree through whichever plugin offers shared memory (or none): zeroed, page-aligned
+// memory, usable by a collective; bad arguments and foreign pointers refused with a message.
+TEST_F(OneRank, MemAllocGivesUsableMemoryAndRefusesBadPointers) {
+  void* p = nullptr;
+  expectError(weftMemAlloc(nullptr, 64), weftInvalidArgument, "ptr");
+  expectError(weftMemAlloc(&p, 0), weftInvalidArgument, "size");
+  EXPECT_EQ(p, nullptr);
+  const size_t count = 300000;
+  void* send = nullptr;
+  void* recv = nullptr;
+  ASSERT_EQ(weftMemAlloc(&send, count * sizeof(float)), weftSuccess) << lastError();
+  ASSERT_EQ(weftMemAlloc(&recv, count * sizeof(float)), weftSuccess) << lastError();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(send) % 4096, 0u);
+  EXPECT_EQ(static_cast<const unsigned char*>(recv)[count * sizeof(float) - 1], 0);
+  auto* in = static_cast<float*>(send);
+  for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>(i % 1000) * 0.5f;
+  ASSERT_EQ(weftAllReduce(send, recv, count, weftFloat32, weftSum, comm, nullptr), weftSuccess) << lastError();
+  EXPECT_EQ(memcmp(send, recv, count * sizeof(float)), 0);
+  int onStack = 0;
+  expectError(weftMemFree(&onStack), weftInvalidArgument, "weftMemAlloc");
+  EXPECT_EQ(weftMemFree(nullptr), weftSuccess);
+  EXPECT_EQ(weftMemFree(send), weftSuccess) << lastError();
+  EXPECT_EQ(weftMemFree(recv), weftSuccess) << lastError();
+  expectError(weftMemFree(send), weftInvalidArgument, "freed already");
+}
+
 // Run by CTest with WEFT_PLUGINS naming a plugin that cannot load and WEFT_TEST_EXPECT the reason.
 TEST(RequestedPlugin, FailsWithReason) {
   const char* expect = getenv("WEFT_TEST_EXPECT");
