@@ -524,16 +524,19 @@ void NodeComm::shareBuffer(const void* buffer, size_t bytes) {
   tableUse_[slot] = ++tableClock_;
 }
 
-unsigned char* NodeComm::peerMemory(int peer, uint64_t address, size_t bytes) {
-  Peer& p = peers_[peer];
-  const SharedRegion* listed = nullptr;
-  for (const SharedRegion& r : p.control->regions) {
+const SharedRegion* NodeComm::listedRegion(int rank, uint64_t address, size_t bytes) const {
+  for (const SharedRegion& r : peers_[rank].control->regions) {
     if (r.bytes != 0 && address >= r.base && address - r.base <= r.bytes &&
         bytes <= r.bytes - (address - r.base)) {
-      listed = &r;
-      break;
+      return &r;
     }
   }
+  return nullptr;
+}
+
+unsigned char* NodeComm::peerMemory(int peer, uint64_t address, size_t bytes) {
+  Peer& p = peers_[peer];
+  const SharedRegion* listed = listedRegion(peer, address, bytes);
   if (listed == nullptr) return nullptr;
   const SharedRegion region = *listed;
   auto sameRegion = [&](const PeerRegion& known) {

@@ -138,6 +138,11 @@ class NodeComm {
   // Where [address, address + bytes) of a peer lies in our address space, when that peer listed it (see
   // NodeControl::regions); else null and the caller goes through CMA.
   unsigned char* peerMemory(int peer, uint64_t address, size_t bytes);
+  // Whether rank (this one or a peer) lists [address, address + bytes) in its table: alike on every rank
+  // during a direct collective.
+  bool lists(int rank, uint64_t address, size_t bytes) const {
+    return listedRegion(rank, address, bytes) != nullptr;
+  }
   // Bytes read or written through mapped peer buffers so far (tests check that the path was taken).
   size_t mappedBytes() const { return mappedBytes_; }
   void readPeer(int peer, void* dst, uint64_t address, size_t bytes);
@@ -191,6 +196,7 @@ class NodeComm {
   // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; checks for dead peers.
   template <typename Ready>
   void wait(Ready ready);
+  const SharedRegion* listedRegion(int rank, uint64_t address, size_t bytes) const;
   Mapping mapPeerRegion(int peer, const SharedRegion& region) const;  // empty (logged) when it cannot be mapped
   [[noreturn]] void failPeer(weftResult_t code, const std::string& message) const;
   [[noreturn]] void cmaFailed(int peer, const char* call, int err) const;

@@ -256,6 +256,8 @@ void Runner::reducePeers(unsigned char* dst, const unsigned char* own, size_t of
 size_t Runner::rootShare(const NodeDescriptor& rootDescriptor) const {
   if (!c_.cpuPerRank() || bytes_ < kShareFromBytes) return 0;
   bool rootCopies = rootDescriptor.recvAddr != 0 && rootDescriptor.recvAddr != rootDescriptor.sendAddr;
+  // Read from a mapped buffer, the non-roots copy as fast as the root does its own copy: nothing to take on.
+  if (rootCopies && c_.lists(op_.root, rootDescriptor.sendAddr, bytes_)) return 0;
   size_t share = bytes_ / static_cast<size_t>(p_) / (rootCopies ? 2 : 1);
   return share / kPageBytes * kPageBytes;
 }

@@ -99,7 +99,8 @@ class Runner {
   // p - 1 others each copy n: the root takes n / p of each when it has no copy of its own to make (in place,
   // or no output), half that when it also copies its input into its output. Measured at 2 ranks on 2 CPUs
   // (2-32 MiB): in place 2.1-2.7x faster than the non-root copying all; out of place 1.15-1.25x (with n / p
-  // there, the root's own copy made it the slower side).
+  // there, the root's own copy made it the slower side). Nothing when the root copies and its input is a
+  // weftMemAlloc buffer that peers map: their memcpy is as fast as the root's own copy.
   size_t rootShare(const NodeDescriptor& rootDescriptor) const;
 
   // A direct Reduce's slice of rank r. Per byte of its slice every rank reads and reduces p - 1 inputs, and
