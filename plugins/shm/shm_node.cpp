@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
 // 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask; 4: the table of shared buffers.
 constexpr uint32_t kAddressVersion = 4;
-constexpr size_t kControlBytes = size_t{6} * 4096;  // rounded up from sizeof(NodeControl)
+constexpr size_t kControlBytes = size_t{8} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
 // What a rank tells the others in its backend address.
@@ -483,19 +483,26 @@ void NodeComm::cmaFailed(int peer, const char* call, int err) const {
                                 " failed: " + errnoText(err));
 }
 
-void NodeComm::shareBuffers(const weftBackendOp_v1& op) {
+bool NodeComm::prepareTable() {
   if (tableReleases_ != sharedReleases()) {
     // Read the count before looking: a buffer freed meanwhile is seen at the next collective.
     tableReleases_ = sharedReleases();
-    for (size_t i = 0; i < kSharedRegionSlots; ++i) {
-      SharedRegion& listed = mine()->regions[i];
-      if (listed.bytes != 0 && !sharedRegionLive(listed)) {
-        listed = SharedRegion{};
-        tableUse_[i] = 0;
+    NodeControl* table = mine();
+    for (size_t i = 0; i < table->regionCount;) {
+      if (sharedRegionLive(table->regions[i])) {
+        ++i;
+        continue;
       }
+      const size_t last = --table->regionCount;  // the last entry takes the freed one's place
+      table->regions[i] = table->regions[last];
+      tableUse_[i] = tableUse_[last];
     }
   }
-  if (!anySharedRegions()) return;
+  return anySharedRegions();
+}
+
+void NodeComm::shareBuffers(const weftBackendOp_v1& op) {
+  if (!prepareTable()) return;
   const size_t one = op.count * plugin::elementBytes(op.datatype);
   const size_t all = one * static_cast<size_t>(nranks_);
   const bool blocksIn = op.coll == weftCollReduceScatter || op.coll == weftCollAllToAll;
@@ -506,26 +513,40 @@ void NodeComm::shareBuffers(const weftBackendOp_v1& op) {
   shareBuffer(op.recvbuff, blocksOut ? all : one);
 }
 
+void NodeComm::shareList(const weftBackendBuffer_v1* buffers, size_t numBuffers, size_t elementBytes) {
+  if (!prepareTable()) return;
+  for (size_t i = 0; i < numBuffers; ++i) {
+    shareBuffer(buffers[i].sendbuff, buffers[i].count * elementBytes);
+    if (buffers[i].recvbuff != buffers[i].sendbuff)
+      shareBuffer(buffers[i].recvbuff, buffers[i].count * elementBytes);
+  }
+}
+
 void NodeComm::shareBuffer(const void* buffer, size_t bytes) {
-  SharedRegion region{};
-  if (buffer == nullptr || bytes == 0 || !findSharedRegion(reinterpret_cast<uint64_t>(buffer), bytes, &region)) {
+  if (buffer == nullptr || bytes == 0) return;
+  SharedRegion* table = mine()->regions;
+  const auto address = reinterpret_cast<uint64_t>(buffer);
+  // Listed already (the table holds live buffers only, see prepareTable): no registry lookup, which a list
+  // of thousands of buffers in one allocation would pay for each.
+  if (const SharedRegion* listed = listedRegion(rank_, address, bytes)) {
+    tableUse_[listed - table] = ++tableClock_;
     return;
   }
-  SharedRegion* table = mine()->regions;
-  size_t slot = 0;  // the region's, else the least recently used (an empty one first)
-  for (size_t i = 0; i < kSharedRegionSlots; ++i) {
-    if (table[i].bytes != 0 && table[i].base == region.base && table[i].inode == region.inode) {
-      slot = i;
-      break;
-    }
-    if (tableUse_[i] < tableUse_[slot]) slot = i;
+  SharedRegion region{};
+  if (!findSharedRegion(address, bytes, &region)) return;
+  NodeControl* control = mine();
+  size_t slot = control->regionCount;  // a new entry, or the least recently used one's place when full
+  if (slot == kSharedRegionSlots) {
+    slot = static_cast<size_t>(std::min_element(tableUse_, tableUse_ + kSharedRegionSlots) - tableUse_);
+  } else {
+    ++control->regionCount;
   }
-  table[slot] = region;
+  control->regions[slot] = region;
   tableUse_[slot] = ++tableClock_;
 }
 
 const SharedRegion* NodeComm::listedRegion(int rank, uint64_t address, size_t bytes) const {
-  for (const SharedRegion& r : peers_[rank].control->regions) {
+  for (const SharedRegion& r : tableOf(rank)) {
     if (r.bytes != 0 && address >= r.base && address - r.base <= r.bytes &&
         bytes <= r.bytes - (address - r.base)) {
       return &r;
@@ -548,9 +569,10 @@ unsigned char* NodeComm::peerMemory(int peer, uint64_t address, size_t bytes) {
     // Unmap what the peer no longer lists (freed, or out of its table): a mapping keeps a freed buffer's
     // memory in use.
     std::erase_if(p.regions, [&](const PeerRegion& mapped) {
-      return std::none_of(
-          std::begin(p.control->regions), std::end(p.control->regions),
-          [&](const SharedRegion& r) { return r.base == mapped.region.base && r.inode == mapped.region.inode; });
+      const std::span<const SharedRegion> listed = tableOf(peer);
+      return std::none_of(listed.begin(), listed.end(), [&](const SharedRegion& r) {
+        return r.base == mapped.region.base && r.inode == mapped.region.inode;
+      });
     });
     known = p.regions.insert(p.regions.end(), PeerRegion{region, mapPeerRegion(peer, region)});
   }
@@ -569,7 +591,7 @@ Mapping NodeComm::mapPeerRegion(int peer, const SharedRegion& region) const {
   } else if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != region.inode) {
     error = path + " is not the buffer rank " + std::to_string(peer) + " listed";
   } else {
-    mapPeerSegment(fd, region.bytes, &mapping, &error);
+    mapPeerSegment(fd, region.bytes, &mapping, &error, /*populate=*/false);
   }
   if (fd >= 0) closeFd(fd);
   if (mapping.data() == nullptr) {
@@ -611,7 +633,40 @@ void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t byt
   if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) cmaFailed(peer, "writev", err);
 }
 
+bool NodeComm::copyMappedList(int peer, bool write, const std::vector<iovec>& local,
+                              const std::vector<iovec>& remote) {
+  mappedRanges_.clear();
+  for (const iovec& r : remote) {
+    unsigned char* mapped = peerMemory(peer, reinterpret_cast<uint64_t>(r.iov_base), r.iov_len);
+    if (mapped == nullptr && r.iov_len > 0) return false;
+    mappedRanges_.push_back({mapped, r.iov_len});
+  }
+  // Both lists hold the same bytes, cut differently: copy the overlap of the current two ranges, step on.
+  size_t li = 0, lo = 0, ri = 0, ro = 0;
+  while (li < local.size() && ri < mappedRanges_.size()) {
+    const size_t n = std::min(local[li].iov_len - lo, mappedRanges_[ri].iov_len - ro);
+    if (n > 0) {
+      unsigned char* here = static_cast<unsigned char*>(local[li].iov_base) + lo;
+      unsigned char* there = static_cast<unsigned char*>(mappedRanges_[ri].iov_base) + ro;
+      std::memcpy(write ? there : here, write ? here : there, n);
+      mappedBytes_ += n;
+    }
+    lo += n;
+    ro += n;
+    if (lo == local[li].iov_len) {
+      ++li;
+      lo = 0;
+    }
+    if (ro == mappedRanges_[ri].iov_len) {
+      ++ri;
+      ro = 0;
+    }
+  }
+  return true;
+}
+
 void NodeComm::readPeerList(int peer, const std::vector<iovec>& local, const std::vector<iovec>& remote) {
+  if (copyMappedList(peer, false, local, remote)) return;
   if (int err = cmaList(peers_[peer].pid, false, local.data(), local.size(), remote.data(), remote.size());
       err != 0) {
     cmaFailed(peer, "readv", err);
@@ -619,6 +674,7 @@ void NodeComm::readPeerList(int peer, const std::vector<iovec>& local, const std
 }
 
 void NodeComm::writePeerList(int peer, const std::vector<iovec>& remote, const std::vector<iovec>& local) {
+  if (copyMappedList(peer, true, local, remote)) return;
   if (int err = cmaList(peers_[peer].pid, true, local.data(), local.size(), remote.data(), remote.size());
       err != 0) {
     cmaFailed(peer, "writev", err);

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,10 @@ struct alignas(2 * kCacheLine) StepLine {
 };
 static_assert(sizeof(StepLine) == 2 * kCacheLine);
 
-// Up to this many of a rank's weftMemAlloc buffers are listed at once (the least recently used leaves).
-inline constexpr size_t kSharedRegionSlots = 16;
+// Up to this many of a rank's weftMemAlloc buffers are listed at once (the least recently used leaves): enough
+// for a buffer per tensor of a model's gradients in one fused group (16 was not: 100 calls on buffers of
+// their own took 1 ms each, re-listing and re-mapping buffers at every call).
+inline constexpr size_t kSharedRegionSlots = 256;
 
 struct NodeControl {
   DoorbellPage doorbell;                // its own page: the futex word and the sleeper count
@@ -78,7 +81,8 @@ struct NodeControl {
   // The owner's weftMemAlloc buffers that its current direct collective uses (and others). The owner
   // changes it only before a collective's first step and after every peer finished its previous direct
   // one; peers read it only during a direct collective, after that first step.
-  alignas(kCacheLine) SharedRegion regions[kSharedRegionSlots];
+  alignas(kCacheLine) uint64_t regionCount;  // regions[0, regionCount) are listed
+  SharedRegion regions[kSharedRegionSlots];
 };
 
 class NodeComm {
@@ -135,6 +139,7 @@ class NodeComm {
   // Lists the weftMemAlloc buffers among op's in our table before its first step (direct collectives only).
   void shareBuffers(const weftBackendOp_v1& op);
   void shareBuffer(const void* buffer, size_t bytes);
+  void shareList(const weftBackendBuffer_v1* buffers, size_t numBuffers, size_t elementBytes);
   // Where [address, address + bytes) of a peer lies in our address space, when that peer listed it (see
   // NodeControl::regions); else null and the caller goes through CMA.
   unsigned char* peerMemory(int peer, uint64_t address, size_t bytes);
@@ -197,6 +202,14 @@ class NodeComm {
   template <typename Ready>
   void wait(Ready ready);
   const SharedRegion* listedRegion(int rank, uint64_t address, size_t bytes) const;
+  std::span<const SharedRegion> tableOf(int rank) const {
+    const NodeControl* control = peers_[rank].control;
+    return {control->regions, std::min<size_t>(control->regionCount, kSharedRegionSlots)};
+  }
+  // Drops entries of freed buffers from our table; whether any weftMemAlloc buffer is live.
+  bool prepareTable();
+  // readPeerList/writePeerList with memcpy when every remote range lies in a mapped buffer; else false.
+  bool copyMappedList(int peer, bool write, const std::vector<iovec>& local, const std::vector<iovec>& remote);
   Mapping mapPeerRegion(int peer, const SharedRegion& region) const;  // empty (logged) when it cannot be mapped
   [[noreturn]] void failPeer(weftResult_t code, const std::string& message) const;
   [[noreturn]] void cmaFailed(int peer, const char* call, int err) const;
@@ -230,6 +243,7 @@ class NodeComm {
   uint64_t tableUse_[kSharedRegionSlots] = {};  // when each slot of our table was last used
   uint64_t tableClock_ = 0;
   size_t mappedBytes_ = 0;
+  std::vector<iovec> mappedRanges_;  // copyMappedList's remote ranges, translated
   BatchTables batchTables_;
   std::string error_;
   const weftBackendOp_v1* current_ = nullptr;  // for messages

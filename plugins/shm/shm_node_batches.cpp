@@ -180,6 +180,7 @@ void runNodeAllReduceList(NodeComm& c, const weftBackendOp_v1& op, const weftBac
     throw NodeError{weftInvalidArgument, "the buffers hold " + std::to_string(mine.bytes()) +
                                              " bytes, not count " + std::to_string(op.count) + " elements"};
   }
+  c.shareList(buffers, numBuffers, es);
   NodeDescriptor d = describe(op);
   d.sendAddr = reinterpret_cast<uint64_t>(buffers);
   d.recvAddr = numBuffers;

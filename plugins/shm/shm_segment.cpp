@@ -20,8 +20,8 @@ constexpr int kSizeSeals = F_SEAL_SHRINK | F_SEAL_GROW;
 
 std::string errnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-bool mapShared(int fd, size_t bytes, Mapping* mapping, std::string* error) {
-  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+bool mapShared(int fd, size_t bytes, Mapping* mapping, std::string* error, bool populate = true) {
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
   if (data == MAP_FAILED) {
     *error = errnoText("mmap of the segment failed");
     return false;
@@ -75,7 +75,7 @@ int createSegment(const char* name, size_t bytes, Mapping* mapping, std::string*
   return fd;
 }
 
-bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error) {
+bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error, bool populate) {
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     *error = errnoText("fstat of the peer's segment failed");
@@ -91,7 +91,7 @@ bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error) 
     *error = "the peer's segment is not sealed against shrinking";
     return false;
   }
-  return mapShared(fd, bytes, mapping, error);
+  return mapShared(fd, bytes, mapping, error, populate);
 }
 
 }  // namespace weft::shm

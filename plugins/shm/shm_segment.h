@@ -39,8 +39,9 @@ class Mapping {
 int createSegment(const char* name, size_t bytes, Mapping* mapping, std::string* error);
 
 // Maps a segment received from a peer after checking that it is exactly `bytes` long and sealed against
-// shrinking. Does not close fd. Returns false with *error set.
-bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error);
+// shrinking; populate: fault every page in now (a peer's weftMemAlloc buffer is not: it may be large and
+// used in part). Does not close fd. Returns false with *error set.
+bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error, bool populate = true);
 
 }  // namespace weft::shm
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -250,6 +251,38 @@ TEST(NodeBackend, WeftMemoryBuffersMatchReference) {
   checkEveryCollective(g, pointers(send), pointers(recv), kCount);
 }
 
+// More weftMemAlloc buffers than a rank's table lists (kSharedRegionSlots, 256): the least recently used
+// leave it, and every result is still the reference's.
+TEST(NodeBackend, MoreWeftMemoryBuffersThanTheTableHolds) {
+  ASSERT_NE(memoryOps(), nullptr);
+  constexpr int kCalls = 150;       // a send and a receive buffer each: 300 per rank
+  constexpr size_t kCount = 10000;  // 40 KB: direct
+  NodeGroup g(2);
+  std::vector<std::unique_ptr<SharedBuffers>> send, recv;
+  for (int c = 0; c < kCalls; ++c) {
+    send.push_back(std::make_unique<SharedBuffers>(g.size(), kCount * sizeof(float)));
+    recv.push_back(std::make_unique<SharedBuffers>(g.size(), kCount * sizeof(float)));
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int c = 0; c < kCalls; ++c) {
+      for (int r = 0; r < g.size(); ++r) {
+        for (size_t i = 0; i < kCount; ++i) send[c]->all()[r][i] = input(r, i + c + round);
+      }
+      const std::vector<weftResult_t> results = g.run([&](int r) {
+        return weftBackendOp_v1{
+            weftCollAllReduce, send[c]->all()[r], recv[c]->all()[r], kCount, weftFloat32, weftSum, 0};
+      });
+      for (int r = 0; r < g.size(); ++r) {
+        ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
+        for (size_t i = 0; i < kCount; ++i) {
+          ASSERT_EQ(recv[c]->all()[r][i], input(0, i + c + round) + input(1, i + c + round))
+              << "call " << c << " rank " << r << " index " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(NodeBackend, WeftMemoryBadArguments) {
   const weftMemoryOps_v1* memory = memoryOps();
   ASSERT_NE(memory, nullptr);
@@ -280,17 +313,15 @@ const weftBackendListOps_v1* listOps() {
 // The list extension: an AllReduce over buffers that each rank cuts differently (thousands of tiny ones,
 // so a chunk spans more ranges than one process_vm_readv takes; empty ones; in place and not), against the
 // sequential reference.
-TEST(NodeBackend, ListAllReduceMatchesReference) {
+void checkListAllReduce(NodeGroup& g, const std::vector<float*>& send, const std::vector<float*>& recv,
+                        size_t kCount) {
   const weftBackendListOps_v1* list = listOps();
   ASSERT_NE(list, nullptr) << WEFT_BACKEND_LIST_SYMBOL_V1 " not exported";
   ASSERT_EQ(list->abiVersion, 1u);
-  constexpr size_t kCount = 300000;
-  NodeGroup g(3);
   const int p = g.size();
-  std::vector<std::vector<float>> send(p, std::vector<float>(kCount)),
-      recv(p, std::vector<float>(kCount, -999.0f));
   std::vector<std::vector<weftBackendBuffer_v1>> buffers(p);
   for (int r = 0; r < p; ++r) {
+    std::fill(recv[r], recv[r] + kCount, -999.0f);
     for (size_t i = 0; i < kCount; ++i) send[r][i] = input(r, i);
     size_t at = 0;
     for (size_t b = 0; at < kCount; ++b) {
@@ -298,8 +329,8 @@ TEST(NodeBackend, ListAllReduceMatchesReference) {
                                        : r == 1 ? 997 + b * 61 % 5003
                                                 : (b % 4 == 0 ? 0 : 40000));
       bool inPlace = (b + r) % 2 == 0;
-      if (inPlace) std::copy_n(send[r].begin() + at, n, recv[r].begin() + at);
-      buffers[r].push_back({inPlace ? recv[r].data() + at : send[r].data() + at, recv[r].data() + at, n});
+      if (inPlace) std::copy_n(send[r] + at, n, recv[r] + at);
+      buffers[r].push_back({inPlace ? recv[r] + at : send[r] + at, recv[r] + at, n});
       at += n;
     }
   }
@@ -323,6 +354,25 @@ TEST(NodeBackend, ListAllReduceMatchesReference) {
       ASSERT_EQ(recv[r][i], static_cast<float>(want)) << "rank " << r << " index " << i;
     }
   }
+}
+
+TEST(NodeBackend, ListAllReduceMatchesReference) {
+  constexpr size_t kCount = 300000;
+  NodeGroup g(3);
+  std::vector<std::vector<float>> send(g.size(), std::vector<float>(kCount));
+  std::vector<std::vector<float>> recv = send;
+  checkListAllReduce(g, pointers(send), pointers(recv), kCount);
+}
+
+// The same on weftMemAlloc buffers: every chunk's ranges are copied through the mapped peer buffers.
+TEST(NodeBackend, ListAllReduceOnWeftMemoryMatchesReference) {
+  ASSERT_NE(memoryOps(), nullptr);
+  constexpr size_t kCount = 300000;
+  NodeGroup g(3);
+  SharedBuffers send(g.size(), kCount * sizeof(float)), recv(g.size(), kCount * sizeof(float));
+  const size_t mappedBefore = logLinesWith("mapped rank");
+  checkListAllReduce(g, send.all(), recv.all(), kCount);
+  EXPECT_GE(logLinesWith("mapped rank") - mappedBefore, static_cast<size_t>(2 * g.size() * (g.size() - 1)));
 }
 
 // Every rank runs its calls through runMany (opsFor(r, true)), then the same calls one by one through run
