@@ -633,14 +633,20 @@ void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t byt
   if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) cmaFailed(peer, "writev", err);
 }
 
+bool NodeComm::mapPeerRanges(int peer, const std::vector<iovec>& remote, std::vector<iovec>* mapped) {
+  mapped->clear();
+  for (const iovec& r : remote) {
+    unsigned char* here = peerMemory(peer, reinterpret_cast<uint64_t>(r.iov_base), r.iov_len);
+    if (here == nullptr && r.iov_len > 0) return false;
+    mapped->push_back({here, r.iov_len});
+    mappedBytes_ += r.iov_len;
+  }
+  return true;
+}
+
 bool NodeComm::copyMappedList(int peer, bool write, const std::vector<iovec>& local,
                               const std::vector<iovec>& remote) {
-  mappedRanges_.clear();
-  for (const iovec& r : remote) {
-    unsigned char* mapped = peerMemory(peer, reinterpret_cast<uint64_t>(r.iov_base), r.iov_len);
-    if (mapped == nullptr && r.iov_len > 0) return false;
-    mappedRanges_.push_back({mapped, r.iov_len});
-  }
+  if (!mapPeerRanges(peer, remote, &mappedRanges_)) return false;
   // Both lists hold the same bytes, cut differently: copy the overlap of the current two ranges, step on.
   size_t li = 0, lo = 0, ri = 0, ro = 0;
   while (li < local.size() && ri < mappedRanges_.size()) {
@@ -649,7 +655,6 @@ bool NodeComm::copyMappedList(int peer, bool write, const std::vector<iovec>& lo
       unsigned char* here = static_cast<unsigned char*>(local[li].iov_base) + lo;
       unsigned char* there = static_cast<unsigned char*>(mappedRanges_[ri].iov_base) + ro;
       std::memcpy(write ? there : here, write ? here : there, n);
-      mappedBytes_ += n;
     }
     lo += n;
     ro += n;

@@ -157,6 +157,9 @@ class NodeComm {
   // The same between lists of ranges, here and in the peer (holding the same number of bytes).
   void readPeerList(int peer, const std::vector<iovec>& local, const std::vector<iovec>& remote);
   void writePeerList(int peer, const std::vector<iovec>& remote, const std::vector<iovec>& local);
+  // A peer's ranges where they lie in our address space, when every one is in a buffer the peer listed
+  // (mapped); else false.
+  bool mapPeerRanges(int peer, const std::vector<iovec>& remote, std::vector<iovec>* mapped);
   void reduce(void* dst, const void* a, const void* b, size_t count, weftDataType_t type, weftRedOp_t op) const {
     reduceKernel_(dst, a, b, count, type, op);
   }

@@ -75,6 +75,24 @@ BufferList peerList(NodeComm& c, int peer, size_t elementBytes, size_t expectedB
   return list;
 }
 
+// Where bytes [at, at + length) of a vector cut into `ranges` (in order, from 0) lie: f(offset in the
+// stretch, pointer, bytes) for each piece. Calls must come with increasing `at`: the cursor only moves on.
+struct RangeCursor {
+  size_t index = 0;
+  size_t start = 0;  // where ranges[index] begins
+};
+template <typename F>
+void forEachPiece(const std::vector<iovec>& ranges, RangeCursor& cursor, size_t at, size_t length, F f) {
+  for (size_t done = 0; done < length;) {
+    while (cursor.start + ranges[cursor.index].iov_len <= at + done)
+      cursor.start += ranges[cursor.index++].iov_len;
+    const size_t inside = at + done - cursor.start;
+    const size_t n = std::min(length - done, ranges[cursor.index].iov_len - inside);
+    f(done, static_cast<const unsigned char*>(ranges[cursor.index].iov_base) + inside, n);
+    done += n;
+  }
+}
+
 }  // namespace
 
 void runNodeBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendOp_v1* ops, size_t numOps) {
@@ -193,17 +211,26 @@ void runNodeAllReduceList(NodeComm& c, const weftBackendOp_v1& op, const weftBac
   unsigned char* piece = c.scratch(kChunkBytes);
   std::vector<iovec> local;
   std::vector<iovec> remote;
+  std::vector<iovec> mapped;
   for (size_t off = s.begin; off < s.end; off += kChunkBytes) {
     const size_t n = std::min(kChunkBytes, s.end - off);
     const std::vector<iovec> pieceRange{{piece, n}};
-    // own input op each peer's, in rank order (as Runner::reducePeers), into the receive buffers.
+    // own input op each peer's, in rank order (as Runner::reducePeers), into the receive buffers; a peer's
+    // mapped weftMemAlloc buffers are reduced where they lie, others read into `piece` first.
     bool first = true;
     for (int r = 0; r < p; ++r) {
       if (r == me) continue;
       theirs[r].ranges(off, n, false, remote);
-      c.readPeerList(r, pieceRange, remote);
+      const std::vector<iovec>* input = &mapped;
+      if (!c.mapPeerRanges(r, remote, &mapped)) {
+        c.readPeerList(r, pieceRange, remote);
+        input = &pieceRange;
+      }
+      RangeCursor cursor;
       mine.forEach(off, n, [&](const unsigned char* send, unsigned char* recv, size_t at, size_t length) {
-        c.reduce(recv, first ? send : recv, piece + at, length / es, op.datatype, op.op);
+        forEachPiece(*input, cursor, at, length, [&](size_t skip, const unsigned char* theirsAt, size_t bytes) {
+          c.reduce(recv + skip, (first ? send : recv) + skip, theirsAt, bytes / es, op.datatype, op.op);
+        });
       });
       first = false;
     }
