@@ -136,7 +136,8 @@ class NodeComm {
   void waitAll();
   void waitFor(int peer);
   const NodeDescriptor& peerDescriptor(int peer) const;
-  // Lists the weftMemAlloc buffers among op's in our table before its first step (direct collectives only).
+  // weftMemAlloc buffers (shm_node_memory.cpp). Lists those among op's in our table before its first step
+  // (direct collectives only).
   void shareBuffers(const weftBackendOp_v1& op);
   void shareBuffer(const void* buffer, size_t bytes);
   void shareList(const weftBackendBuffer_v1* buffers, size_t numBuffers, size_t elementBytes);
