@@ -16,11 +16,9 @@ namespace {
 constexpr size_t kFusionPieceBytes = size_t{512} << 10;
 
 // The fusion buffer `which` of the lane this thread runs on, with at least `bytes`, kept for later fused
-// collectives.
+// collectives. It is host memory (core/plugins/host_memory.h): on shm the peers map it and read it in place.
 unsigned char* fusionBuffer(weftComm& comm, int which, size_t bytes) {
-  std::vector<unsigned char>& buffer = laneOf(comm).fusionBuffers[which];
-  if (buffer.size() < bytes) buffer.resize(bytes);
-  return buffer.data();
+  return laneOf(comm).fusionBuffers[which].reserve(bytes);
 }
 
 // Where consecutive members' buffers already lie end to end: the start of the first, else null.
@@ -62,13 +60,19 @@ void forEachPart(const std::vector<Op>& members, size_t lo, size_t hi, F f) {
 // every rank.
 constexpr size_t kListMinAverageBytes = size_t{16} << 10;
 
-// Calls averaging up to kRunManyMaxAverageBytes go to the backend as they are, through runMany, when it
-// offers it: the shm node backend copies several calls at a time straight into its shared staging area and
-// each result straight out, where packing copies every byte once more each way (each result is also
-// exactly the eager call's). Measured with 1000 calls (shm, float sum, out of place, 2026-11-22), packed ->
-// runMany: 4 KiB 1.12 -> 1.01 ms at np 2, 3.5 -> 3.0 ms at np 4; 8 KiB 2.09 -> 1.98 and 7.8 -> 6.4 ms; at
-// 12-16 KiB packing was as fast or faster at np 2 (fewer calls fit one staging step).
-constexpr size_t kRunManyMaxAverageBytes = size_t{8} << 10;
+// On a backend, AllReduces averaging less than kPackOnBackendBelowBytes are packed into the lane's fusion
+// buffers and run in pieces: those buffers are memory the backend's peers map (weftMemAlloc's kind), so each
+// piece takes the shm node backend's mapped direct path, with memcpy and reductions straight out of the
+// peers' pieces. Before, the calls ran where they lie: through runMany (a staging step per 32 KiB, each call
+// copied in and its result out) up to 8 KiB, as a buffer list by process_vm_readv/writev from 16 KiB.
+// Measured (shm, float sum, out of place, N separate heap buffer pairs, 2-vCPU EPYC Zen 5, 2026-11-26; fused
+// group in us, before -> after, two launches each): np 2 1000 x 4 KiB 1030-1147 -> 920-970, 250 x 16 KiB
+// 694-716 -> 487-490; np 4 1000 x 4 KiB 3549-5462 -> 1818-1826, 250 x 16 KiB 2478-2533 -> 1263-1329.
+// From 64 KiB the calls stay on the buffer list: on heap buffers packing would still be faster (np 2,
+// 100 x 64 KiB: 668-689 against 1137-1191; 10 x 1 MiB: 1064-1135 against 1915-2299), but on weftMemAlloc
+// buffers the list reads them in place and packing would cost twice that (339-357 against 629-658;
+// 560-608 against 1076-1083), and which kind of buffer the calls have is not alike on every rank.
+constexpr size_t kPackOnBackendBelowBytes = size_t{64} << 10;
 
 // Calls averaging kVectoredMinAverageBytes or more (of each rank's input to AllReduce and AllGather, of its
 // output from ReduceScatter) run through Weft's rings on their buffers, as vectored messages
@@ -85,21 +89,30 @@ void runOnBufferList(Backend& backend, const Op& op) {
   runListOnBackend(backend, op, buffers);
 }
 
+// Runs op on its calls' own buffers where it pays (see the constants above); false, having run nothing,
+// otherwise.
+bool runOnCallBuffers(const Op& op, size_t averageBytes) {
+  if (op.kind == OpKind::AllReduce && averageBytes >= kListMinAverageBytes) {
+    if (Backend* backend = listBackendFor(op)) {
+      runOnBufferList(*backend, op);  // no copies at all
+      return true;
+    }
+  }
+  // AllGathers and ReduceScatters of any size go to a backend that takes them as their calls (runMany):
+  // packed ones (the output N times the input) lost to the unfused calls at every size measured (shm, float,
+  // 2026-11-23, 2-vCPU EPYC; unfused / packed fused: 1000 x 4 KiB 0.63-0.66 at np 2, 0.78-0.86 at np 4;
+  // 100 x 64 KiB 0.78-0.84 at np 2 and 4), since each call alone takes the node backend's direct path.
+  if (op.kind != OpKind::AllReduce && runMembersOnBackend(op)) return true;
+  return averageBytes >= kVectoredMinAverageBytes && runRingOnCallBuffers(op);
+}
+
 }  // namespace
 
 void runFused(const Op& op) {
   const size_t averageBytes = op.args.count * dataTypeSize(op.args.type) / op.members->size();
-  if (op.kind == OpKind::AllReduce && averageBytes >= kListMinAverageBytes) {
-    if (Backend* backend = listBackendFor(op)) return runOnBufferList(*backend, op);  // no copies at all
-  }
-  // Small AllReduces, and AllGathers and ReduceScatters of any size, go to a backend that takes them as their
-  // calls (runMany): packed AllGathers and ReduceScatters (the output N times the input) lost to the unfused
-  // calls at every size measured (shm, float, 2026-11-23, 2-vCPU EPYC; unfused / packed fused: 1000 x 4 KiB
-  // 0.63-0.66 at np 2, 0.78-0.86 at np 4; 100 x 64 KiB 0.78-0.84 at np 2 and 4), since each call alone takes
-  // the node backend's direct path.
-  const bool asCalls = op.kind != OpKind::AllReduce || averageBytes <= kRunManyMaxAverageBytes;
-  if (asCalls && runMembersOnBackend(op)) return;
-  if (averageBytes >= kVectoredMinAverageBytes && runRingOnCallBuffers(op)) return;
+  const bool packOnBackend =
+      op.kind == OpKind::AllReduce && averageBytes < kPackOnBackendBelowBytes && runsOnBackend(op);
+  if (!packOnBackend && runOnCallBuffers(op, averageBytes)) return;
   weftComm& comm = *op.comm;
   const std::vector<Op>& members = *op.members;
   const size_t elem = dataTypeSize(op.args.type);
@@ -137,13 +150,16 @@ void runFused(const Op& op) {
   const bool inPieces = ranks == 2 || runsOnBackend(op);
   const size_t pieceBytes = inPieces ? kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4) : SIZE_MAX;
   const size_t pieceElems = std::min(total, std::max<size_t>(1, pieceBytes / std::max(inStride, outStride)));
-  unsigned char* packedIn = directIn == nullptr ? fusionBuffer(comm, 0, pieceElems * inStride) : nullptr;
+  // Whole pieces are reserved at once, so that the fusion buffers stop growing (each time a new buffer for
+  // the peers to map) after the first fused collective.
+  auto bufferBytes = [&](size_t stride) { return std::max(pieceElems * stride, inPieces ? pieceBytes : 0); };
+  unsigned char* packedIn = directIn == nullptr ? fusionBuffer(comm, 0, bufferBytes(inStride)) : nullptr;
   // A packed AllReduce input is reduced in place; the other collectives' outputs have other shapes.
   unsigned char* packedOut = nullptr;
   if (directOut == nullptr) {
     packedOut = op.kind == OpKind::AllReduce && packedIn != nullptr
                     ? packedIn
-                    : fusionBuffer(comm, 1, pieceElems * outStride);
+                    : fusionBuffer(comm, 1, bufferBytes(outStride));
   }
 
   for (size_t lo = 0; lo < total; lo += pieceElems) {

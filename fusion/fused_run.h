@@ -2,7 +2,7 @@
 // members' own buffers through the backend's buffer lists or its runMany, or through Weft's rings with
 // vectored messages (runRingOnCallBuffers); otherwise its members' inputs packed into a fusion buffer, the
 // collective, the result unpacked into each member's output, piece by piece (512 KiB) so that the copies
-// stay in cache. Where the members' buffers already lie end to end, the collective runs on them directly
+// stay in cache; small AllReduces on a backend always go that way, into fusion buffers its peers map. Where the members' buffers already lie end to end, the collective runs on them directly
 // and that side is not copied.
 //
 // Layouts, for members i with counts c_i, C = sum c_i, offsets o_i = sum_{j<i} c_j, p ranks:

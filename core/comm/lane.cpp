@@ -18,7 +18,7 @@ size_t LaneState::bytesHeld() const {
                  capacityBytes(storage.active) + capacityBytes(storage.unstarted) +
                  capacityBytes(storage.blocked) + capacityBytes(storage.kept);
   for (const ChannelTransfer& t : storage.transfers) bytes += capacityBytes(t.pieces) + capacityBytes(t.bounce);
-  return bytes + summedCapacityBytes(scratch) + summedCapacityBytes(fusionBuffers) +
+  return bytes + summedCapacityBytes(scratch) + fusionBuffers[0].capacity() + fusionBuffers[1].capacity() +
          summedCapacityBytes(selfMessages) + capacityBytes(fusedCalls);
 }
 

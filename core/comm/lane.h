@@ -16,6 +16,7 @@
 
 #include "core/algorithms/algorithms.h"
 #include "core/comm/channel_storage.h"
+#include "core/plugins/host_memory.h"
 
 struct weftComm;
 
@@ -29,7 +30,7 @@ struct LaneState {
   ChannelStorage storage;                               // CommChannel's transfers, reused
   std::deque<std::vector<unsigned char>> selfMessages;  // messages to self (AllToAll's own block)
   std::vector<unsigned char> scratch[2];                // Channel::scratch
-  std::vector<unsigned char> fusionBuffers[2];          // packed inputs and outputs of fused collectives
+  HostBuffer fusionBuffers[2];                          // packed inputs and outputs of fused collectives
   std::vector<FusedCall> fusedCalls;                    // a fused collective's calls, when run on their buffers
 
   // Memory the lane holds now.

@@ -1,8 +1,13 @@
 // A lane's reported memory (LaneState::bytesHeld, summed into a plan's resourceBytes) counts every buffer it
-// keeps between collectives, the transfers' own vectors included.
+// keeps between collectives, the transfers' own vectors and the fusion buffers included; the fusion buffers
+// are host memory (HostBuffer), grown on demand and given back.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <utility>
+
 #include "core/comm/lane.h"
+#include "core/common/error.h"
 
 namespace weft {
 namespace {
@@ -18,11 +23,47 @@ TEST(LaneState, BytesHeldCountsWhatTransfersAndFusedCallsKeep) {
   transfer.pieces.reserve(100);
   lane.fusedCalls.reserve(1000);
   lane.scratch[1].reserve(4096);
+  lane.fusionBuffers[0].reserve(size_t{512} << 10);
 
   const size_t kept = sizeof(ChannelTransfer) + transfer.bounce.capacity() +
                       transfer.pieces.capacity() * sizeof(weftTransportIov_v1) +
-                      lane.fusedCalls.capacity() * sizeof(FusedCall) + lane.scratch[1].capacity();
+                      lane.fusedCalls.capacity() * sizeof(FusedCall) + lane.scratch[1].capacity() +
+                      (size_t{512} << 10);
   EXPECT_EQ(lane.bytesHeld(), empty + kept);
+}
+
+// A HostBuffer keeps its memory while large enough, gives the old memory back when it grows or dies, and
+// hands it over when moved: giving back any of those pointers again is refused as freed already.
+TEST(HostBuffer, GrowsKeepsAndGivesBackItsMemory) {
+  auto freedAlready = [](void* memory) {
+    try {
+      freeHostMemory(memory);
+    } catch (const Error& e) {
+      return e.code() == weftInvalidArgument && std::strstr(e.what(), "freed already") != nullptr;
+    }
+    return false;
+  };
+  unsigned char* first = nullptr;
+  unsigned char* second = nullptr;
+  {
+    HostBuffer buffer;
+    EXPECT_EQ(buffer.capacity(), 0u);
+    first = buffer.reserve(1000);
+    ASSERT_NE(first, nullptr);
+    std::memset(first, 0xab, 1000);
+    EXPECT_EQ(buffer.reserve(10), first);  // large enough: kept
+    EXPECT_EQ(buffer.capacity(), 1000u);
+    second = buffer.reserve(size_t{3} << 20);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(buffer.capacity(), size_t{3} << 20);
+    second[(size_t{3} << 20) - 1] = 1;  // all of it usable
+    EXPECT_TRUE(freedAlready(first)) << "the smaller buffer was not given back when the buffer grew";
+    HostBuffer moved(std::move(buffer));
+    EXPECT_EQ(moved.capacity(), size_t{3} << 20);
+    EXPECT_EQ(buffer.capacity(), 0u);  // NOLINT(bugprone-use-after-move): moved from on purpose
+    EXPECT_EQ(moved.reserve(1), second);
+  }
+  EXPECT_TRUE(freedAlready(second)) << "the buffer was not given back when it died";
 }
 
 }  // namespace
