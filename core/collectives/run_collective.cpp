@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/algorithms/sub_channel.h"
+#include "core/collectives/bounce.h"
 #include "core/collectives/op.h"
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
@@ -132,7 +133,8 @@ Backend* backendFor(const Op& op, Collective collective) {
 // Hands the collective to the communicator's backend when there is one and it takes it. True when it ran.
 bool runOnBackend(const Op& op, Collective collective, const CollArgs& args) {
   Backend* backend = backendFor(op, collective);
-  return backend != nullptr && backend->run(collTypeOf(op.kind), args, opName(op.kind));
+  if (backend == nullptr) return false;
+  return runBouncedOnBackend(*backend, op, args) || backend->run(collTypeOf(op.kind), args, opName(op.kind));
 }
 
 }  // namespace

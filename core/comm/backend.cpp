@@ -8,6 +8,7 @@
 #include "core/comm/comm_channel.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
+#include "core/plugins/host_memory.h"
 #include "core/plugins/registry.h"
 #include "core/reduce/reduce.h"
 
@@ -97,6 +98,8 @@ std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
 Backend::~Backend() { plugin_.plugin->backend->commDestroy(bcomm_); }
 
 const char* Backend::name() const { return plugin_.name.c_str(); }
+
+bool Backend::mapsHostMemory() const { return makesHostMemory(plugin_); }
 
 template <typename Call>
 void Backend::call(const char* operation, Call&& call) {

@@ -30,6 +30,9 @@ class Backend {
   Backend& operator=(const Backend&) = delete;
 
   const char* name() const;
+  // Whether the plugin makes the host memory of weftMemAlloc and the lanes' buffers: its peers then map that
+  // memory and read it in place, which may beat their reading other memory (core/collectives/bounce.h).
+  bool mapsHostMemory() const;
   // Runs the collective when the backend accepts it (the decision is the same on every rank) and returns
   // true; false when Weft's own algorithms must run it. Throws the backend's error.
   bool run(weftCollType_t coll, const CollArgs& args, const char* operation);

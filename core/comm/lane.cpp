@@ -19,7 +19,7 @@ size_t LaneState::bytesHeld() const {
                  capacityBytes(storage.blocked) + capacityBytes(storage.kept);
   for (const ChannelTransfer& t : storage.transfers) bytes += capacityBytes(t.pieces) + capacityBytes(t.bounce);
   return bytes + summedCapacityBytes(scratch) + fusionBuffers[0].capacity() + fusionBuffers[1].capacity() +
-         summedCapacityBytes(selfMessages) + capacityBytes(fusedCalls);
+         bounce.capacity() + summedCapacityBytes(selfMessages) + capacityBytes(fusedCalls);
 }
 
 LaneState& laneOf(weftComm& comm) { return boundComm == &comm ? *boundLane : comm.mainLane; }

@@ -31,6 +31,7 @@ struct LaneState {
   std::deque<std::vector<unsigned char>> selfMessages;  // messages to self (AllToAll's own block)
   std::vector<unsigned char> scratch[2];                // Channel::scratch
   HostBuffer fusionBuffers[2];                          // packed inputs and outputs of fused collectives
+  HostBuffer bounce;                                    // pieces of AllReduces on a backend (bounce.h)
   std::vector<FusedCall> fusedCalls;                    // a fused collective's calls, when run on their buffers
 
   // Memory the lane holds now.

@@ -79,6 +79,19 @@ void freeHostMemory(void* memory) {
   }
 }
 
+bool isHostMemory(const void* memory, size_t bytes) {
+  const auto* start = static_cast<const unsigned char*>(memory);
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  auto it = allocations().upper_bound(const_cast<void*>(memory));
+  if (it == allocations().begin()) return false;
+  --it;
+  const auto* base = static_cast<const unsigned char*>(it->first);
+  return start >= base && bytes <= it->second.bytes &&
+         start - base <= static_cast<ptrdiff_t>(it->second.bytes - bytes);
+}
+
+bool makesHostMemory(const LoadedPlugin& plugin) { return memoryPlugin() == &plugin; }
+
 HostBuffer::~HostBuffer() { release(); }
 
 HostBuffer::HostBuffer(HostBuffer&& other) noexcept

@@ -11,6 +11,11 @@ namespace weft {
 void* allocateHostMemory(size_t bytes);
 // Gives back memory from allocateHostMemory; throws weftInvalidArgument for any other pointer.
 void freeHostMemory(void* memory);
+// Whether [memory, memory + bytes) lies within one allocation of allocateHostMemory.
+bool isHostMemory(const void* memory, size_t bytes);
+// Whether `plugin` is the one that makes host memory (its peers can then map it).
+struct LoadedPlugin;
+bool makesHostMemory(const LoadedPlugin& plugin);
 
 // A buffer of host memory that grows on demand and is given back when it dies: a lane's fusion buffers, into
 // which fused collectives pack their calls, so that a backend's peers can read them in place (plugins/shm).

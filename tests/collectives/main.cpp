@@ -34,7 +34,8 @@ void usage(const char* argv0) {
                "  --op NAME          one op only (sum, prod, max, min, avg)\n"
                "  --timeout S        abort with the operation in progress after S seconds (0: never; 540)\n"
                "  --max-errors N     failures printed per rank (30)\n"
-               "  --memory M         heap (default) or weft: every buffer from weftMemAlloc\n"
+               "  --memory M         heap (default), weft: every buffer from weftMemAlloc, or mixed:\n"
+               "                     weftMemAlloc on even ranks, heap on odd ones\n"
                "  --verbose          timings per collective and setting\n"
                "  --hosts SPEC       emulate hosts through WEFT_HOST_ID: blocks:N (N consecutive ranks per\n"
                "                     host) or alternate:N (rank r on host r %% N)\n",
@@ -111,8 +112,10 @@ bool parseOptions(int argc, char** argv, Options* opt) {
       } else if (arg == "--max-errors") {
         opt->maxErrorsPrinted = std::atoi(v);
       } else if (arg == "--memory") {
-        if (std::strcmp(v, "weft") != 0 && std::strcmp(v, "heap") != 0) return false;
-        GuardedBuffer::useWeftMemory(std::strcmp(v, "weft") == 0);
+        const bool weft = std::strcmp(v, "weft") == 0;
+        const bool mixed = std::strcmp(v, "mixed") == 0;
+        if (!weft && !mixed && std::strcmp(v, "heap") != 0) return false;
+        GuardedBuffer::useWeftMemory(weft || (mixed && harness().worldRank % 2 == 0));
       } else {
         return false;
       }

@@ -57,6 +57,11 @@ TEST(HostBuffer, GrowsKeepsAndGivesBackItsMemory) {
     ASSERT_NE(second, nullptr);
     EXPECT_EQ(buffer.capacity(), size_t{3} << 20);
     second[(size_t{3} << 20) - 1] = 1;  // all of it usable
+    // isHostMemory: ranges within the buffer, not past its end, not other memory.
+    EXPECT_TRUE(isHostMemory(second, size_t{3} << 20));
+    EXPECT_TRUE(isHostMemory(second + 4096, 4096));
+    EXPECT_FALSE(isHostMemory(second + 1, size_t{3} << 20));
+    EXPECT_FALSE(isHostMemory(&buffer, 1));
     EXPECT_TRUE(freedAlready(first)) << "the smaller buffer was not given back when the buffer grew";
     HostBuffer moved(std::move(buffer));
     EXPECT_EQ(moved.capacity(), size_t{3} << 20);
