@@ -34,22 +34,29 @@ const LoadedPlugin* memoryPlugin() {
   return it != plugins.end() ? &*it : nullptr;
 }
 
+// Plain anonymous memory of ours, recorded like the plugin's.
+void* allocatePlainMemory(size_t bytes) {
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (memory == MAP_FAILED) fail(weftSystemError, "mmap of {} bytes failed: {}", bytes, std::strerror(errno));
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  allocations().emplace(memory, Allocation{nullptr, bytes});
+  return memory;
+}
+
 }  // namespace
 
 void* allocateHostMemory(size_t bytes) {
   if (bytes == 0) fail(weftInvalidArgument, "size is 0");
   const LoadedPlugin* plugin = memoryPlugin();
-  void* memory = nullptr;
-  if (plugin != nullptr) {
-    char message[256] = "";
-    if (weftResult_t r = plugin->memory->alloc(plugin->context, bytes, &memory, message, sizeof message);
-        r != weftSuccess) {
-      fail(r, "plugin {} could not allocate {} bytes: {}", plugin->name, bytes, message);
-    }
-  } else {
-    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (memory == MAP_FAILED) fail(weftSystemError, "mmap of {} bytes failed: {}", bytes, std::strerror(errno));
+  if (plugin == nullptr) {
     log::debug("host memory: no loaded plugin shares memory; {} bytes of plain memory", bytes);
+    return allocatePlainMemory(bytes);
+  }
+  void* memory = nullptr;
+  char message[256] = "";
+  if (weftResult_t r = plugin->memory->alloc(plugin->context, bytes, &memory, message, sizeof message);
+      r != weftSuccess) {
+    fail(r, "plugin {} could not allocate {} bytes: {}", plugin->name, bytes, message);
   }
   std::lock_guard<std::mutex> lock(allocationsMutex);
   allocations().emplace(memory, Allocation{plugin, bytes});
@@ -109,7 +116,13 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
 unsigned char* HostBuffer::reserve(size_t bytes) {
   if (bytes <= bytes_) return data_;
   release();
-  data_ = static_cast<unsigned char*>(allocateHostMemory(bytes));
+  try {
+    data_ = static_cast<unsigned char*>(allocateHostMemory(bytes));
+  } catch (const Error& e) {
+    // Out of file descriptors, say: the collectives still run, through plain memory the peers cannot map.
+    log::warn("{} bytes of host memory not available ({}): plain memory instead", bytes, e.what());
+    data_ = static_cast<unsigned char*>(allocatePlainMemory(bytes));
+  }
   bytes_ = bytes;
   return data_;
 }

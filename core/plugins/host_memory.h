@@ -28,7 +28,8 @@ class HostBuffer {
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
 
-  // At least `bytes`: the buffer held when large enough, else a new one (the contents are not kept).
+  // At least `bytes`: the buffer held when large enough, else a new one (the contents are not kept); plain
+  // memory, with a warning, when the plugin cannot make more (file descriptors run out).
   unsigned char* reserve(size_t bytes);
   size_t capacity() const { return bytes_; }
 

@@ -3,6 +3,8 @@
 // are host memory (HostBuffer), grown on demand and given back.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cstring>
 #include <utility>
 
@@ -69,6 +71,30 @@ TEST(HostBuffer, GrowsKeepsAndGivesBackItsMemory) {
     EXPECT_EQ(moved.reserve(1), second);
   }
   EXPECT_TRUE(freedAlready(second)) << "the buffer was not given back when it died";
+}
+
+// When the plugin cannot make more host memory (here: no file descriptor left for its memfd), a HostBuffer
+// still gets memory, plain memory the peers cannot map, so that collectives keep running.
+TEST(HostBuffer, PlainMemoryWhenThePluginCannotMakeMore) {
+  freeHostMemory(allocateHostMemory(4096));  // the plugins loaded while descriptors are still free
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit none = old;
+  none.rlim_cur = 0;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none), 0);
+  bool pluginRefused = false;
+  try {
+    freeHostMemory(allocateHostMemory(4096));
+  } catch (const Error&) {
+    pluginRefused = true;
+  }
+  HostBuffer buffer;
+  unsigned char* memory = buffer.reserve(size_t{1} << 20);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_TRUE(pluginRefused) << "the memory plugin made a buffer without a file descriptor (or none was loaded)";
+  ASSERT_NE(memory, nullptr);
+  memory[(size_t{1} << 20) - 1] = 1;
+  EXPECT_TRUE(isHostMemory(memory, size_t{1} << 20));
 }
 
 }  // namespace
