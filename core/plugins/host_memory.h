@@ -11,7 +11,8 @@ namespace weft {
 void* allocateHostMemory(size_t bytes);
 // Gives back memory from allocateHostMemory; throws weftInvalidArgument for any other pointer.
 void freeHostMemory(void* memory);
-// Whether [memory, memory + bytes) lies within one allocation of allocateHostMemory.
+// Whether [memory, memory + bytes) lies within one allocation of allocateHostMemory or of a HostBuffer (its
+// plain fallback included).
 bool isHostMemory(const void* memory, size_t bytes);
 // Whether `plugin` is the one that makes host memory (its peers can then map it).
 struct LoadedPlugin;
