@@ -7,6 +7,7 @@
 
 #include "core/comm/backend.h"
 #include "core/comm/comm.h"
+#include "core/plugins/host_memory.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -51,15 +52,6 @@ void forEachPart(const std::vector<Op>& members, size_t lo, size_t hi, F f) {
   }
 }
 
-// A fused AllReduce through the backend's buffer lists, run where the calls' buffers lie: used when the
-// calls average kListMinAverageBytes or more. Buffers that straddle pages make the peers'
-// process_vm_readv/writev pin up to twice the pages of a packed vector. Measured with 1000 calls (shm,
-// float sum, out of place): 4 KiB calls took 1.1 ms at np 2 and 4.25 ms at np 4 as a list against 1.1 and
-// 3.45 ms packed (1.6 and 5.5 ms with only the inputs packed: the scattered writes cost most); 64 KiB
-// calls 1.03 ms as a list against 1.39 ms packed at np 2. The choice depends on counts only, alike on
-// every rank.
-constexpr size_t kListMinAverageBytes = size_t{16} << 10;
-
 // On a backend, AllReduces averaging less than kPackOnBackendBelowBytes are packed into the lane's fusion
 // buffers and run in pieces: those buffers are memory the backend's peers map (weftMemAlloc's kind), so each
 // piece takes the shm node backend's mapped direct path, with memcpy and reductions straight out of the
@@ -68,11 +60,83 @@ constexpr size_t kListMinAverageBytes = size_t{16} << 10;
 // Measured (shm, float sum, out of place, N separate heap buffer pairs, 2-vCPU EPYC Zen 5, 2026-11-26; fused
 // group in us, before -> after, two launches each): np 2 1000 x 4 KiB 1030-1147 -> 920-970, 250 x 16 KiB
 // 694-716 -> 487-490; np 4 1000 x 4 KiB 3549-5462 -> 1818-1826, 250 x 16 KiB 2478-2533 -> 1263-1329.
-// From 64 KiB the calls stay on the buffer list: on heap buffers packing would still be faster (np 2,
-// 100 x 64 KiB: 668-689 against 1137-1191; 10 x 1 MiB: 1064-1135 against 1915-2299), but on weftMemAlloc
-// buffers the list reads them in place and packing would cost twice that (339-357 against 629-658;
-// 560-608 against 1076-1083), and which kind of buffer the calls have is not alike on every rank.
+// Larger calls go as buffer lists (runListInPieces), which read weftMemAlloc buffers where they lie: packing
+// them would cost twice that (np 2, 100 x 64 KiB: 339-357 against 629-658 us).
 constexpr size_t kPackOnBackendBelowBytes = size_t{64} << 10;
+
+// Pieces are at most this large, so that a lane's fusion buffers stay bounded on hosts with many ranks (a
+// bound on memory; no piece that large was measured).
+constexpr size_t kMostPieceBytes = size_t{16} << 20;
+
+// Bytes of input or output in one piece of a fused collective: 512 KiB at np 2, growing with the square of
+// the ranks, since each piece pays a collective's latency, which grows with them (see runFused).
+size_t pieceBytesFor(size_t ranks) {
+  return std::min(kMostPieceBytes, kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4));
+}
+
+// A fused AllReduce on the backend's buffer lists, in pieces cut by count alone (alike on every rank). Each
+// rank lists, per piece, the parts of its calls that lie in host memory (weftMemAlloc's kind, which the
+// peers map) where they are, and copies the others into its fusion buffer (host memory too), listed as one
+// in-place buffer, copying the results back after the piece. numBuffers may differ between ranks (the
+// plugin ABI allows it), so each rank decides for its own buffers; before, heap calls went as a list by
+// process_vm_readv/writev. The pieces are four times runFused's: a piece costs the list's two steps and
+// the exchange of the lists, which on mapped buffers cost more than the copies in cache save. Measured
+// (shm, float sum, out of place, 2-vCPU EPYC Zen 5, 2026-11-26, alternating launches; fused group in us):
+// - heap buffers, np 2: 100 x 64 KiB 1166-1815 as a CMA list -> 747-827 in 512 KiB pieces, 703-727 in
+//   2 MiB ones; 10 x 1 MiB 1842-2625 -> 1075-1256 in 512 KiB, 1270-1434 in 2 MiB. np 4: 100 x 64 KiB
+//   4174-5869 -> 2178-3127 in 2 MiB pieces, 2968-3143 in 8 MiB; 10 x 1 MiB 6158-6218 -> 3467-3789, 3517-3551.
+// - weftMemAlloc buffers, np 2: 100 x 64 KiB 324-431 whole, 433-532 in 512 KiB pieces, 435-445 in 2 MiB
+//   (470-480 whole in that hour); np 4: 1375-1475 whole, 1207-1392 in 8 MiB pieces, 1746-2775 in 2 MiB.
+void runListInPieces(Backend& backend, const Op& op) {
+  weftComm& comm = *op.comm;
+  const std::vector<Op>& members = *op.members;
+  const size_t elem = dataTypeSize(op.args.type);
+  const size_t total = op.args.count;
+  // Pieces of equal size, so that none falls below the backend's list threshold when the whole is above.
+  const size_t pieceBytes = std::min(kMostPieceBytes, 4 * pieceBytesFor(static_cast<size_t>(comm.nranks)));
+  const size_t pieceLimit = std::max<size_t>(1, pieceBytes / elem);
+  const size_t pieces = (total + pieceLimit - 1) / pieceLimit;
+  const size_t pieceElems = (total + pieces - 1) / pieces;
+  struct CopyBack {
+    unsigned char* to;
+    const unsigned char* from;
+    size_t bytes;
+  };
+  std::vector<CopyBack> copyBacks;
+  std::vector<weftBackendBuffer_v1>& buffers = comm.backendBuffers;  // kept: no allocation next time
+  // The fusion buffer, reserved at the first part that needs it, a whole piece at once (as runFused's), so
+  // that it stops growing (each time a new buffer for the peers to map) after the first fused collective.
+  unsigned char* bounce = nullptr;
+  for (size_t lo = 0; lo < total; lo += pieceElems) {
+    const size_t hi = std::min(total, lo + pieceElems);
+    buffers.clear();
+    copyBacks.clear();
+    bool lastBounced = false;  // the list's last entry is in the fusion buffer, ending where the next goes
+    forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t to, size_t len) {
+      const auto* send = static_cast<const unsigned char*>(m.args.sendbuff) + at * elem;
+      auto* recv = static_cast<unsigned char*>(m.args.recvbuff) + at * elem;
+      const size_t bytes = len * elem;
+      if (isHostMemory(send, bytes) && isHostMemory(recv, bytes)) {
+        buffers.push_back({send, recv, len});
+        lastBounced = false;
+        return;
+      }
+      if (bounce == nullptr) bounce = fusionBuffer(comm, 0, pieceBytes);
+      unsigned char* slot = bounce + to * elem;
+      std::memcpy(slot, send, bytes);
+      copyBacks.push_back({recv, slot, bytes});
+      if (lastBounced) {
+        buffers.back().count += len;
+      } else {
+        buffers.push_back({slot, slot, len});
+      }
+      lastBounced = true;
+    });
+    runListOnBackend(backend, op, hi - lo, buffers);
+    for (const CopyBack& c : copyBacks) std::memcpy(c.to, c.from, c.bytes);
+  }
+  finishFusedAverages(op);
+}
 
 // Calls averaging kVectoredMinAverageBytes or more (of each rank's input to AllReduce and AllGather, of its
 // output from ReduceScatter) run through Weft's rings on their buffers, as vectored messages
@@ -82,19 +146,12 @@ constexpr size_t kPackOnBackendBelowBytes = size_t{64} << 10;
 // transport's iovecs than they save in copies.
 constexpr size_t kVectoredMinAverageBytes = size_t{1} << 10;
 
-void runOnBufferList(Backend& backend, const Op& op) {
-  std::vector<weftBackendBuffer_v1>& buffers = op.comm->backendBuffers;  // kept: no allocation next time
-  buffers.clear();
-  for (const Op& m : *op.members) buffers.push_back({m.args.sendbuff, m.args.recvbuff, m.args.count});
-  runListOnBackend(backend, op, buffers);
-}
-
 // Runs op on its calls' own buffers where it pays (see the constants above); false, having run nothing,
 // otherwise.
 bool runOnCallBuffers(const Op& op, size_t averageBytes) {
-  if (op.kind == OpKind::AllReduce && averageBytes >= kListMinAverageBytes) {
+  if (op.kind == OpKind::AllReduce && averageBytes >= kPackOnBackendBelowBytes) {
     if (Backend* backend = listBackendFor(op)) {
-      runOnBufferList(*backend, op);  // no copies at all
+      runListInPieces(*backend, op);
       return true;
     }
   }
@@ -148,7 +205,7 @@ void runFused(const Op& op) {
   // every rank has alike, never on where this rank's buffers lie, so that every rank runs the same
   // collectives.
   const bool inPieces = ranks == 2 || runsOnBackend(op);
-  const size_t pieceBytes = inPieces ? kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4) : SIZE_MAX;
+  const size_t pieceBytes = inPieces ? pieceBytesFor(ranks) : SIZE_MAX;
   const size_t pieceElems = std::min(total, std::max<size_t>(1, pieceBytes / std::max(inStride, outStride)));
   // Whole pieces are reserved at once, so that the fusion buffers stop growing (each time a new buffer for
   // the peers to map) after the first fused collective.

@@ -49,10 +49,13 @@ void runCollective(const Op& op);
 // may set the backend up, under the turn); a plan's first launch pins its calls' so later launches skip the
 // tuner. Leaves fused operations (their pieces are chosen by their own sizes) and Send/Recv alone.
 void pinAlgorithm(Op& op);
-// The communicator's backend when it takes a fused operation (op.members set) as a list of buffers (the
-// decision is the same on every rank); null otherwise. runListOnBackend then runs it on those buffers.
+// The communicator's backend when it takes a fused operation (op.members set) as lists of buffers (the
+// decision is the same on every rank); null otherwise. runListOnBackend then runs `count` elements of it
+// (the whole, or a piece cut alike on every rank) on a list of buffers, and finishFusedAverages divides
+// the members' results once all have run (weftAvg).
 Backend* listBackendFor(const Op& op);
-void runListOnBackend(Backend& backend, const Op& op, std::span<const weftBackendBuffer_v1> buffers);
+void runListOnBackend(Backend& backend, const Op& op, size_t count, std::span<const weftBackendBuffer_v1> buffers);
+void finishFusedAverages(const Op& op);
 // Runs a fused AllReduce, AllGather or ReduceScatter (op.members set) with Weft's ring straight on its calls'
 // buffers, sending and receiving them as vectored messages: when the communicator runs Weft's algorithms and
 // the tuner picks a bandwidth algorithm (the ring, or Rabenseifner) for the total, alike on every rank.

@@ -147,13 +147,18 @@ Backend* listBackendFor(const Op& op) {
   return backend != nullptr && backend->supportsList(collTypeOf(op.kind), total) ? backend : nullptr;
 }
 
-void runListOnBackend(Backend& backend, const Op& op, std::span<const weftBackendBuffer_v1> buffers) {
+void runListOnBackend(Backend& backend, const Op& op, size_t count,
+                      std::span<const weftBackendBuffer_v1> buffers) {
   CollArgs total = op.args;
+  total.count = count;
   if (total.op == weftAvg) total.op = weftSum;
   if (!backend.runList(collTypeOf(op.kind), total, buffers, opName(op.kind))) {
-    fail(weftInternalError, "{}: the {} backend took the buffer list, then declined it", opName(op.kind),
-         backend.name());
+    fail(weftInternalError, "{}: the {} backend took a buffer list of {} elements, then declined it",
+         opName(op.kind), backend.name(), count);
   }
+}
+
+void finishFusedAverages(const Op& op) {
   for (const Op& m : *op.members) finishAverage(m, m.args);
 }
 

@@ -88,8 +88,14 @@ std::vector<Expect> model(const std::vector<OpSpec>& ops, const std::vector<Sett
 // regions back to back, then their receive regions (where fused ops may be run without copies).
 enum class Layout { kSeparate, kContiguous };
 
+// Where the buffers come from (--memory): the heap; weftMemAlloc; or mixed: on even ranks weftMemAlloc for
+// the even operations of a group with separate buffers (for every one of a contiguous group), the heap for
+// the rest and on odd ranks.
+enum class Memory { kHeap, kWeft, kMixed };
+
 struct Context {
   colltest::CommView view;
+  Memory memory = Memory::kHeap;
   colltest::CommView second;  // the same ranks, made by the case that needs it (weftCommSplit)
   weftStream_t stream = nullptr;
   std::string caseName;

@@ -57,6 +57,11 @@ class Group {
 
  private:
   void placeExplicitly();  // at OpSpec::sendAt/recvAt in one allocation
+  // Whether operation i's buffers come from weftMemAlloc (Context::memory).
+  bool fromWeftMemory(size_t i) const {
+    return ctx_.memory == Memory::kWeft ||
+           (ctx_.memory == Memory::kMixed && ctx_.view.rank % 2 == 0 && i % 2 == 0);
+  }
   void fail(const std::string& message) {
     colltest::reportFailure(ctx_.report, "case " + ctx_.caseName + " | " + what_ + " | " + message);
   }
@@ -104,6 +109,7 @@ void Group::place(Layout layout) {
       out[i] = total;
       total += placed_[i].outputBytes;
     }
+    GuardedBuffer::useWeftMemory(fromWeftMemory(0));
     buffers_.push_back(std::make_unique<GuardedBuffer>());
     buffers_.back()->allocate(total);
     for (size_t i = 0; i < ops_.size(); ++i) {
@@ -117,7 +123,9 @@ void Group::place(Layout layout) {
       buffers_.back()->allocate(bytes);
       return buffers_.back()->data();
     };
-    for (Placement& p : placed_) {
+    for (size_t i = 0; i < placed_.size(); ++i) {
+      Placement& p = placed_[i];
+      GuardedBuffer::useWeftMemory(fromWeftMemory(i));
       p.input = separate(p.inputBytes);
       p.output = separate(p.outputBytes);
     }
@@ -159,6 +167,7 @@ void Group::placeExplicitly() {
     extent = std::max(extent,
                       static_cast<size_t>(op.recvAt) * size + (op.coll == weftCollAllGather ? n * block : block));
   }
+  GuardedBuffer::useWeftMemory(fromWeftMemory(0));
   buffers_.push_back(std::make_unique<GuardedBuffer>());
   buffers_.back()->allocate(extent);
   for (size_t i = 0; i < ops_.size(); ++i) {

@@ -47,6 +47,8 @@ void usage(const char* argv0) {
                "                  (size1mb: \"allreduce:size:1;allgather:off\"; index: \"allreduce:index;\n"
                "                  reducescatter:off\" with WEFT_FUSION_INDEX=20,35; bad: a WEFT_FUSION that\n"
                "                  communicator creation rejects)\n"
+               "  --memory M      heap (default); weft: every buffer from weftMemAlloc; mixed: on even ranks\n"
+               "                  weftMemAlloc for even operations (every one when contiguous), heap elsewhere\n"
                "  --timeout S     abort with the operation in progress after S seconds (0: never; 280)\n"
                "  --max-errors N  failures printed per rank (30)\n",
                argv0);
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &h.worldSize);
   h.options.timeoutSeconds = 280;
   int only = 0;
+  Memory memory = Memory::kHeap;
   std::string& env = gEnv;
   bool ok = true;
   for (int i = 1; i < argc && ok; ++i) {
@@ -93,6 +96,10 @@ int main(int argc, char** argv) {
       only = std::atoi(value);
     } else if (arg == "--env") {
       env = value;
+    } else if (arg == "--memory") {
+      const std::string m = value;
+      ok = m == "heap" || m == "weft" || m == "mixed";
+      memory = m == "weft" ? Memory::kWeft : m == "mixed" ? Memory::kMixed : Memory::kHeap;
     } else if (arg == "--timeout") {
       h.options.timeoutSeconds = std::atoi(value);
     } else if (arg == "--max-errors") {
@@ -115,6 +122,7 @@ int main(int argc, char** argv) {
   const double start = colltest::nowSeconds();
   if (env == "bad") return colltest::finishProgram("test_fusion", colltest::sumOverRanks(caseBadEnv()), start);
   Context ctx;
+  ctx.memory = memory;
   ctx.view = colltest::createWorldComm(nullptr);
   colltest::expectOk(weftStreamCreate(&ctx.stream), "weftStreamCreate");
   uint64_t failures = 0;
