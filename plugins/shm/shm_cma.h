@@ -18,6 +18,12 @@ namespace weft::shm {
 // 0 when process_vm_readv works on this process, else the errno.
 int cmaSelfTest();
 
+// Lets the peers read this process where Yama's ptrace_scope is 1 (Ubuntu's default), which otherwise
+// allows it only to an ancestor or a declared tracer, and ranks are siblings: declares any process a
+// permitted tracer (PR_SET_PTRACER_ANY). The kernel's other checks (same user, dumpable, no seccomp filter)
+// still apply; scopes 2 and 3 stay closed. Nothing to do (EINVAL, ignored) where Yama is not in the kernel.
+void allowPeersToRead();
+
 // 0 when the 8 bytes at `address` in process pid read back as `expected`; else the errno (EIO when the
 // value differs: the pid is not the process that sent the hello).
 int cmaProbe(pid_t pid, uint64_t address, uint64_t expected);

@@ -118,6 +118,7 @@ weftResult_t shmInit(const weftPluginHost_v1* host, void** ctx) {
     Settings settings;
     if (weftResult_t r = readSettings(host, &settings); r != weftSuccess) return r;
     std::string cmaOff;
+    if (settings.cma) allowPeersToRead();  // before any peer probes us (at connection setup)
     if (!settings.cma) {
       cmaOff = "WEFT_SHM_CMA=0";
     } else if (int err = cmaSelfTest(); err != 0) {
