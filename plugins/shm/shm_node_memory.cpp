@@ -127,10 +127,10 @@ Mapping NodeComm::mapPeerRegion(int peer, const SharedRegion& region) const {
   }
   if (fd >= 0) closeFd(fd);
   if (mapping.data() == nullptr) {
-    logf(logHost_, weftLogDebug, "node backend: rank %d's weftMemAlloc buffer goes by CMA: %s", peer,
+    logf(logHost_, weftLogDebug, "node backend: rank %d's plugin-memory buffer goes by CMA: %s", peer,
          error.c_str());
   } else {
-    logf(logHost_, weftLogDebug, "node backend: mapped rank %d's weftMemAlloc buffer of %llu bytes", peer,
+    logf(logHost_, weftLogDebug, "node backend: mapped rank %d's plugin-memory buffer of %llu bytes", peer,
          static_cast<unsigned long long>(region.bytes));
   }
   return mapping;
