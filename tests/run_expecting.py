@@ -10,6 +10,28 @@ import subprocess
 import sys
 
 
+def run_and_check(argv, expected, name, env=None, more_problems=lambda out: [], summary=None):
+    """Runs argv and returns the test's exit status: 77 when it skipped itself, 0 when it exited 0, every
+    expected regular expression matches a line of its output and more_problems(output) is empty, else 1.
+    Prints the output, then one line naming the problems or, on success, summary(output)."""
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                          env=env)
+    out = proc.stdout
+    sys.stdout.write(out)
+    if proc.returncode == 77:
+        print(f"{name}: the test skipped itself")
+        return 77
+    problems = [f"no line matches '{e}'" for e in expected if not re.search(e, out, re.MULTILINE)]
+    if proc.returncode != 0:
+        problems.append(f"exit status {proc.returncode}")
+    problems += more_problems(out)
+    if problems:
+        print(f"{name}: FAILED: " + "; ".join(problems))
+        return 1
+    print(f"{name}: " + (summary(out) if summary else f"passed, with {len(expected)} expected line(s) found"))
+    return 0
+
+
 def main(argv):
     expected = []
     while len(argv) > 1 and argv[0] == "--expect":
@@ -18,19 +40,7 @@ def main(argv):
     if not expected or not argv:
         print(__doc__)
         return 2
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-    sys.stdout.write(proc.stdout)
-    if proc.returncode == 77:
-        print("run_expecting: the test skipped itself")
-        return 77
-    problems = [f"no line matches '{e}'" for e in expected if not re.search(e, proc.stdout, re.MULTILINE)]
-    if proc.returncode != 0:
-        problems.append(f"exit status {proc.returncode}")
-    if problems:
-        print("run_expecting: FAILED: " + "; ".join(problems))
-        return 1
-    print(f"run_expecting: passed, with {len(expected)} expected line(s) found")
-    return 0
+    return run_and_check(argv, expected, "run_expecting")
 
 
 if __name__ == "__main__":

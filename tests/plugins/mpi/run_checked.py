@@ -11,12 +11,32 @@ usage: run_checked.py [--weft-root] [--expect REGEX ...] COMMAND [ARG ...]
 import os
 import re
 import socket
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from run_expecting import run_and_check  # noqa: E402  (tests/run_expecting.py)
 
 SET_UP = re.compile(r"\[mpi\] collectives of a (\d+)-rank communicator run through MPI")
 RAN = re.compile(r"\[mpi\] (\d+) collectives of this (\d+)-rank communicator ran through MPI")
 FELL_BACK = re.compile(r"collective backend mpi not used|\[mpi\] not used|\[mpi\] refused")
+
+
+def mpi_problems(out):
+    problems = []
+    if not SET_UP.findall(out):
+        problems.append("no communicator set up the mpi backend (no '[mpi] collectives of a N-rank communicator "
+                        "run through MPI' line): the collectives did not run through MPI")
+    if sum(int(n) for n, _ in RAN.findall(out)) == 0:
+        problems.append("the mpi backend ran no collectives")
+    fell_back = sorted(set(FELL_BACK.findall(out)))
+    if fell_back:
+        problems.append("the mpi plugin was declined: " + "; ".join(fell_back))
+    return problems
+
+
+def mpi_summary(out):
+    ran = sum(int(n) for n, _ in RAN.findall(out))
+    return f"{len(SET_UP.findall(out))} communicators set up the mpi backend, {ran} collectives ran through MPI"
 
 
 def main(argv):
@@ -34,30 +54,7 @@ def main(argv):
         else:
             print(f"run_checked: unknown option {argv[0]}")
             return 2
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    out = proc.stdout
-    sys.stdout.write(out)
-    if proc.returncode == 77:
-        print("run_checked: the test skipped itself")
-        return 77
-    problems = [f"no line matches '{e}'" for e in expected if not re.search(e, out)]
-    if proc.returncode != 0:
-        problems.append(f"exit status {proc.returncode}")
-    set_up = SET_UP.findall(out)
-    ran = sum(int(n) for n, _ in RAN.findall(out))
-    if not set_up:
-        problems.append("no communicator set up the mpi backend (no '[mpi] collectives of a N-rank communicator "
-                        "run through MPI' line): the collectives did not run through MPI")
-    if ran == 0:
-        problems.append("the mpi backend ran no collectives")
-    fell_back = sorted(set(FELL_BACK.findall(out)))
-    if fell_back:
-        problems.append("the mpi plugin was declined: " + "; ".join(fell_back))
-    if problems:
-        print("run_checked: FAILED: " + "; ".join(problems))
-        return 1
-    print(f"run_checked: {len(set_up)} communicators set up the mpi backend, {ran} collectives ran through MPI")
-    return 0
+    return run_and_check(argv, expected, "run_checked", env, mpi_problems, mpi_summary)
 
 
 if __name__ == "__main__":
