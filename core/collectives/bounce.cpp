@@ -1,4 +1,4 @@
-// A large AllReduce on the shm node backend, in pieces bounced through host memory.
+// A large AllReduce or Reduce on the shm node backend, in pieces bounced through host memory.
 //
 // The backend's direct AllReduce has every rank reduce its slice of the result straight out of the peers'
 // inputs and write it into their outputs. On weftMemAlloc memory the peers have mapped, that is memcpy and
@@ -30,6 +30,11 @@
 namespace weft {
 namespace {
 
+// A Reduce reads like an AllReduce (every rank reduces its slice out of the peers' inputs) and writes only
+// the root's output, so it bounces the same way, the root copying the result out. Measured the same way (np
+// 2 / np 4, Weft in us, before -> after): 64 KiB 11.7 -> 5.9 / 84.8 -> 42.0, 1 MiB 70 -> 64 / 353 -> 204,
+// 4 MiB 447 -> 274 / 1867 -> 1105, 16 MiB 2762 -> 1467 / 8589 -> 3731; against Open MPI at np 2, 64 KiB
+// 0.63 -> 1.23 and 16 MiB 1.25 -> 2.58.
 constexpr size_t kBounceFromBytes = size_t{64} << 10;
 constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 
@@ -38,25 +43,29 @@ constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 bool runBouncedOnBackend(Backend& backend, const Op& op, const CollArgs& args) {
   const size_t elementBytes = dataTypeSize(args.type);
   const size_t bytes = args.count * elementBytes;
-  if (op.kind != OpKind::AllReduce || bytes < kBounceFromBytes || !backend.mapsHostMemory()) return false;
+  const bool reducesInPlace = op.kind == OpKind::AllReduce || op.kind == OpKind::Reduce;
+  if (!reducesInPlace || bytes < kBounceFromBytes || !backend.mapsHostMemory()) return false;
   const auto* send = static_cast<const unsigned char*>(args.sendbuff);
   auto* recv = static_cast<unsigned char*>(args.recvbuff);
-  const bool direct = isHostMemory(send, bytes) && isHostMemory(recv, bytes);
+  // A Reduce's output is the root's alone: the others' recvbuff is not used (and may be NULL).
+  const bool writes = op.kind == OpKind::AllReduce || op.comm->rank == args.root;
+  const bool direct = isHostMemory(send, bytes) && (!writes || isHostMemory(recv, bytes));
   unsigned char* bounce = direct ? nullptr : laneOf(*op.comm).bounce.reserve(kBouncePieceBytes);
   const size_t pieceCount = kBouncePieceBytes / elementBytes;
+  const weftCollType_t coll = op.kind == OpKind::AllReduce ? weftCollAllReduce : weftCollReduce;
   for (size_t lo = 0; lo < args.count; lo += pieceCount) {
     const size_t n = std::min(pieceCount, args.count - lo);
     CollArgs piece = args;
     piece.count = n;
     piece.sendbuff = direct ? send + lo * elementBytes : bounce;
-    piece.recvbuff = direct ? recv + lo * elementBytes : bounce;
+    piece.recvbuff = direct ? (writes ? recv + lo * elementBytes : recv) : bounce;
     if (!direct) std::memcpy(bounce, send + lo * elementBytes, n * elementBytes);
-    if (!backend.run(weftCollAllReduce, piece, "AllReduce")) {
+    if (!backend.run(coll, piece, opName(op.kind))) {
       if (lo == 0) return false;  // declined from the start (e.g. no CMA): Weft's algorithms run it all
-      fail(weftInternalError, "AllReduce: the {} backend ran the first pieces, then declined one of {} elements",
-           backend.name(), n);
+      fail(weftInternalError, "{}: the {} backend ran the first pieces, then declined one of {} elements",
+           opName(op.kind), backend.name(), n);
     }
-    if (!direct) std::memcpy(recv + lo * elementBytes, bounce, n * elementBytes);
+    if (!direct && writes) std::memcpy(recv + lo * elementBytes, bounce, n * elementBytes);
   }
   return true;
 }
