@@ -14,24 +14,12 @@
 #include "fusion/footprint.h"
 
 namespace weft {
-namespace {
+// The types of FusionPlanner::State's fields, in a namespace with a name: a class with linkage must not hold
+// types of an unnamed one (GCC's -Wsubobject-linkage, which a unity build shows).
+namespace fusion_planning {
 
 // What makes operations compatible; segment is the Index mode's.
 using BucketKey = std::tuple<OpKind, const weftComm*, weftDataType_t, weftRedOp_t, const weftStream*, int, int>;
-constexpr size_t kSegment = 6;  // the BucketKey's last field
-
-std::optional<size_t> slotOf(OpKind kind) {
-  switch (kind) {
-    case OpKind::AllReduce:
-      return 0;
-    case OpKind::AllGather:
-      return 1;
-    case OpKind::ReduceScatter:
-      return 2;
-    default:
-      return std::nullopt;
-  }
-}
 
 // A bucket: the fusable calls that one launch will run, while more may still join it.
 struct Bucket {
@@ -51,6 +39,25 @@ struct Bucket {
            !laterWrites.overlaps(f.written) && !laterReads.overlaps(f.written);
   }
 };
+
+}  // namespace fusion_planning
+
+namespace {
+
+constexpr size_t kSegment = 6;  // the BucketKey's last field
+
+std::optional<size_t> slotOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::AllReduce:
+      return 0;
+    case OpKind::AllGather:
+      return 1;
+    case OpKind::ReduceScatter:
+      return 2;
+    default:
+      return std::nullopt;
+  }
+}
 
 // Fused operations' member lists kept at most: more are made and dropped.
 constexpr size_t kSpareMemberLists = 4;
@@ -75,6 +82,9 @@ struct LaunchState {
 // of the launches, and every group paid for the page faults (commperf --fusion 1000:4K on shm, 2 ranks,
 // 2026-11-26: fused 1.9-2.2 ms in those launches against 1.1-1.25 ms in the others).
 struct FusionPlanner::State {
+  using Bucket = fusion_planning::Bucket;
+  using BucketKey = fusion_planning::BucketKey;
+
   explicit State(FusionSettingOf of) : settingOf(std::move(of)) {}
 
   FusionSettingOf settingOf;

@@ -21,20 +21,25 @@ Op makeOp(Kind kind, weftDataType_t type, size_t count, int group) {
   return op;
 }
 
+// The type of Program::Impl's field `sets`, in a namespace with a name: a class with linkage must not hold
+// types of an unnamed one (GCC's -Wsubobject-linkage, which a unity build shows).
+namespace program_parts {
+struct Placed {
+  colltest::GuardedBuffer sendBuf, recvBuf;  // sendBuf: out of place, not reading another op's output
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::vector<unsigned char> inputCopy;  // out of place: the input, which must stay unchanged
+};
+}  // namespace program_parts
+
 namespace {
 
 using colltest::Elem;
 using colltest::GuardedBuffer;
 using colltest::typeInfo;
+using program_parts::Placed;
 
 constexpr int kPrintPerOp = 3;
-
-struct Placed {
-  GuardedBuffer sendBuf, recvBuf;  // sendBuf: out of place, not reading another op's output
-  const void* send = nullptr;
-  void* recv = nullptr;
-  std::vector<unsigned char> inputCopy;  // out of place: the input, which must stay unchanged
-};
 
 int rootOf(const Op& op, int n) { return ((op.root % n) + n) % n; }
 
