@@ -3,9 +3,13 @@
 matching each --expect regular expression: for tests whose point is a path taken as well as a result, where a
 job that got the right answer another way must fail. Exit status 77 (a skip) is passed on.
 
-usage: run_expecting.py --expect REGEX [--expect REGEX ...] COMMAND [ARG ...]
+usage: run_expecting.py [--one-cpu] --expect REGEX [--expect REGEX ...] COMMAND [ARG ...]
+  --one-cpu  run COMMAND under `taskset -c CPU`, CPU the first this process may use, so that its processes
+             share one CPU whatever the machine has (exit 77 without taskset)
 """
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -34,12 +38,24 @@ def run_and_check(argv, expected, name, env=None, more_problems=lambda out: [], 
 
 def main(argv):
     expected = []
-    while len(argv) > 1 and argv[0] == "--expect":
-        expected.append(argv[1])
-        argv = argv[2:]
+    one_cpu = False
+    while argv and argv[0] in ("--expect", "--one-cpu"):
+        if argv[0] == "--one-cpu":
+            one_cpu = True
+            argv = argv[1:]
+        elif len(argv) > 1:
+            expected.append(argv[1])
+            argv = argv[2:]
+        else:
+            break
     if not expected or not argv:
         print(__doc__)
         return 2
+    if one_cpu:
+        if shutil.which("taskset") is None:
+            print("run_expecting: SKIP: no taskset (util-linux) on this machine")
+            return 77
+        argv = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] + argv
     return run_and_check(argv, expected, "run_expecting")
 
 

@@ -1,4 +1,4 @@
-// A large AllReduce or Reduce on the shm node backend, in pieces bounced through host memory.
+// A large AllReduce, Reduce or Broadcast on the shm node backend, in pieces bounced through host memory.
 //
 // The backend's direct AllReduce has every rank reduce its slice of the result straight out of the peers'
 // inputs and write it into their outputs. On weftMemAlloc memory the peers have mapped, that is memcpy and
@@ -35,6 +35,13 @@ namespace {
 // 2 / np 4, Weft in us, before -> after): 64 KiB 11.7 -> 5.9 / 84.8 -> 42.0, 1 MiB 70 -> 64 / 353 -> 204,
 // 4 MiB 447 -> 274 / 1867 -> 1105, 16 MiB 2762 -> 1467 / 8589 -> 3731; against Open MPI at np 2, 64 KiB
 // 0.63 -> 1.23 and 16 MiB 1.25 -> 2.58.
+//
+// A Broadcast's peers read only the root's input: the root bounces it, the others run the pieces on their own
+// outputs. Where the host's ranks outnumber its CPUs (np 4 on 2 here) every non-root then copies with memcpy
+// instead of process_vm_readv: 1 MiB 213-247 -> 133-136 us, 4 MiB 1016-1087 -> 543-555 us, 16 MiB 4.5-5.5 ->
+// 2.9-3.5 ms (Open MPI / Weft 1.5 -> 2.2-2.9 at 1 MiB). With a CPU per rank (np 2) the root's extra copy cost
+// more than the non-root saved (256 KiB-4 MiB 1.2-1.4x slower; the root already writes part of each output,
+// plugins/shm/README.md), so there it does not bounce.
 constexpr size_t kBounceFromBytes = size_t{64} << 10;
 constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 
@@ -43,29 +50,42 @@ constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 bool runBouncedOnBackend(Backend& backend, const Op& op, const CollArgs& args) {
   const size_t elementBytes = dataTypeSize(args.type);
   const size_t bytes = args.count * elementBytes;
-  const bool reducesInPlace = op.kind == OpKind::AllReduce || op.kind == OpKind::Reduce;
-  if (!reducesInPlace || bytes < kBounceFromBytes || !backend.mapsHostMemory()) return false;
+  weftComm& comm = *op.comm;
+  // Alike on every rank of the host (the CPUs come from every rank's mask), as the pieces must be.
+  const bool cpusShared = comm.hostCpus > 0 && static_cast<size_t>(comm.nranks) > comm.hostCpus;
+  const bool bounces =
+      op.kind == OpKind::AllReduce || op.kind == OpKind::Reduce || (op.kind == OpKind::Broadcast && cpusShared);
+  if (!bounces || bytes < kBounceFromBytes || !backend.mapsHostMemory()) return false;
   const auto* send = static_cast<const unsigned char*>(args.sendbuff);
   auto* recv = static_cast<unsigned char*>(args.recvbuff);
-  // A Reduce's output is the root's alone: the others' recvbuff is not used (and may be NULL).
-  const bool writes = op.kind == OpKind::AllReduce || op.comm->rank == args.root;
-  const bool direct = isHostMemory(send, bytes) && (!writes || isHostMemory(recv, bytes));
-  unsigned char* bounce = direct ? nullptr : laneOf(*op.comm).bounce.reserve(kBouncePieceBytes);
+  const bool root = comm.rank == args.root;
+  // What the peers touch of this rank's buffers: every input but a Broadcast's non-roots' (not used, maybe
+  // NULL); the outputs of AllReduce and of a Reduce's root. A Broadcast's outputs are written by their own
+  // rank (and by the root's process_vm_writev when it shares the work), a Reduce's non-roots' not used.
+  const bool peersRead = op.kind != OpKind::Broadcast || root;
+  const bool peersWrite = op.kind == OpKind::AllReduce || (op.kind == OpKind::Reduce && root);
+  const bool bounceIn = peersRead && !isHostMemory(send, bytes);
+  const bool bounceOut = peersWrite && !isHostMemory(recv, bytes);
+  // In place, a bounced input is the output too: the piece runs in place in the lane buffer, and only an
+  // output the collective changes is copied back.
+  const bool recvInBounce = bounceOut || (bounceIn && send == recv);
+  const bool copyOut = recvInBounce && (op.kind != OpKind::Broadcast || !root);
+  unsigned char* bounce = bounceIn || bounceOut ? laneOf(comm).bounce.reserve(kBouncePieceBytes) : nullptr;
+  auto at = [&](auto* base, size_t element) { return base == nullptr ? base : base + element * elementBytes; };
   const size_t pieceCount = kBouncePieceBytes / elementBytes;
-  const weftCollType_t coll = op.kind == OpKind::AllReduce ? weftCollAllReduce : weftCollReduce;
   for (size_t lo = 0; lo < args.count; lo += pieceCount) {
     const size_t n = std::min(pieceCount, args.count - lo);
     CollArgs piece = args;
     piece.count = n;
-    piece.sendbuff = direct ? send + lo * elementBytes : bounce;
-    piece.recvbuff = direct ? (writes ? recv + lo * elementBytes : recv) : bounce;
-    if (!direct) std::memcpy(bounce, send + lo * elementBytes, n * elementBytes);
-    if (!backend.run(coll, piece, opName(op.kind))) {
+    piece.sendbuff = bounceIn ? bounce : at(send, lo);
+    piece.recvbuff = recvInBounce ? bounce : at(recv, lo);
+    if (bounceIn) std::memcpy(bounce, at(send, lo), n * elementBytes);
+    if (!backend.run(collTypeOf(op.kind), piece, opName(op.kind))) {
       if (lo == 0) return false;  // declined from the start (e.g. no CMA): Weft's algorithms run it all
       fail(weftInternalError, "{}: the {} backend ran the first pieces, then declined one of {} elements",
            opName(op.kind), backend.name(), n);
     }
-    if (!direct && writes) std::memcpy(recv + lo * elementBytes, bounce, n * elementBytes);
+    if (copyOut) std::memcpy(at(recv, lo), bounce, n * elementBytes);
   }
   return true;
 }

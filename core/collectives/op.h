@@ -36,6 +36,8 @@ struct Op {
 };
 
 const char* opName(OpKind kind);
+// The plugin ABI's name of the operation.
+weftCollType_t collTypeOf(OpKind kind);
 inline bool isPointToPoint(const Op& op) { return op.kind == OpKind::Send || op.kind == OpKind::Recv; }
 
 // Checks everything a caller can get wrong before anything runs; throws weftInvalidArgument naming the

@@ -12,6 +12,15 @@
 #include "core/reduce/reduce.h"
 
 namespace weft {
+
+// OpKind lists the operations in the order of this table.
+weftCollType_t collTypeOf(OpKind kind) {
+  constexpr weftCollType_t kTypes[] = {weftCollAllReduce, weftCollBroadcast,     weftCollReduce,
+                                       weftCollAllGather, weftCollReduceScatter, weftCollAllToAll,
+                                       weftCollSend,      weftCollRecv,          weftCollBarrier};
+  return kTypes[static_cast<size_t>(kind)];
+}
+
 namespace {
 
 Collective collectiveOf(OpKind kind) {
@@ -31,14 +40,6 @@ Collective collectiveOf(OpKind kind) {
     default:
       return Collective::Barrier;
   }
-}
-
-// OpKind lists the operations in the order of this table.
-weftCollType_t collTypeOf(OpKind kind) {
-  constexpr weftCollType_t kTypes[] = {weftCollAllReduce, weftCollBroadcast,     weftCollReduce,
-                                       weftCollAllGather, weftCollReduceScatter, weftCollAllToAll,
-                                       weftCollSend,      weftCollRecv,          weftCollBarrier};
-  return kTypes[static_cast<size_t>(kind)];
 }
 
 using AlgorithmFunction = void (*)(const CollArgs&, Channel&);
