@@ -1,4 +1,5 @@
-// A large AllReduce, Reduce or Broadcast on the shm node backend, in pieces bounced through host memory.
+// A large AllReduce, Reduce or Broadcast on the shm node backend, in pieces bounced through host memory, and an
+// AllGather from a copy of its input there.
 //
 // The backend's direct AllReduce has every rank reduce its slice of the result straight out of the peers'
 // inputs and write it into their outputs. On weftMemAlloc memory the peers have mapped, that is memcpy and
