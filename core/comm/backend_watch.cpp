@@ -23,10 +23,10 @@ const std::string& BackendWatch::name() {
 bool BackendWatch::shouldStop() {
   if (comm_.aborted.load(std::memory_order_relaxed)) return true;
   // The plugin may call back every few microseconds while it spins: the control channel is polled only
-  // now and then, since it costs syscalls.
+  // in long waits, since it costs syscalls.
   auto now = Clock::now();
   if (started_ == Clock::time_point{}) started_ = now;  // the plugin has just begun to wait
-  comm_.control->pollNowAndThen(now);
+  comm_.control->pollWhileWaiting(now, started_);
   if (comm_.control->hasFault()) return true;
   if (stall_.due(now, started_)) {
     stall_.report(now, name(), "the backend's other ranks");

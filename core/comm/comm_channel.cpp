@@ -257,7 +257,7 @@ void CommChannel::waitAll(std::span<Request> requests) {
   bool clockRunning = false;
   int idleRounds = 0;
   StallReport stall(comm_);
-  comm_.control->pollEveryFewCalls();  // also when every wait turns out short: see pollNowAndThen
+  comm_.control->pollEveryFewCalls();  // also when every wait turns out short
   comm_.control->throwIfFault(operation());
   while (!allDone()) {
     if (comm_.aborted.load(std::memory_order_relaxed))
@@ -282,7 +282,7 @@ void CommChannel::waitAll(std::span<Request> requests) {
       clockRunning = true;
       if (now > deadline) timedOut(requests);
       if (stall.due(now, deadline - timeout_)) stall.report(now, operation(), silentPeers(requests));
-      comm_.control->pollNowAndThen(now);
+      comm_.control->pollWhileWaiting(now, deadline - timeout_);
       comm_.control->throwIfFault(operation());
       comm_.throwIfFailed();  // another thread's operation on it failed (a plan's other stream)
     }

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <list>
 #include <map>
 #include <mutex>
@@ -44,25 +45,23 @@ class ControlChannel {
   // Accepts connections that arrived, reads what came and moves pending sends along. Never throws: a
   // control connection that fails is dropped (its peer's data connections say what happened).
   void poll();
-  // poll() when the last was 10 ms ago or more: cheap enough for every collective and every idle pass,
-  // and often enough that a rank that never waits long still reads notices and drains strangers from its
-  // listeners.
-  // Several threads may wait at once (a plan's streams): one polls, the others go on.
-  void pollNowAndThen(Clock::time_point now = Clock::now()) {
-    if (now.time_since_epoch().count() < nextPoll_.load(std::memory_order_relaxed)) return;
-    std::unique_lock lock(mutex_, std::try_to_lock);
-    if (!lock.owns_lock()) return;
-    nextPoll_.store((now + kPollInterval).time_since_epoch().count(), std::memory_order_relaxed);
-    poll();
+  // Polling costs syscalls (an accept per listener: 20-30 us on a 2-vCPU VM right after an idle pause), and
+  // a rank that polls while its peer arrives makes that peer wait as long. So polls stay out of short
+  // waits: a wait polls once it has lasted kQuietWait, then every kWaitPollInterval, which is how fault
+  // notices end a wait within moments. Several threads may wait at once (a plan's streams): one polls,
+  // the others go on.
+  void pollWhileWaiting(Clock::time_point now, Clock::time_point waitingSince) {
+    if (now - waitingSince >= kQuietWait) pollAfter(kWaitPollInterval, now);
   }
 
-  // pollNowAndThen() on every kCallsPerClockRead-th call, for call sites that come once per operation: a clock
-  // read (30 ns on a 2-vCPU VM) would be a tenth of a small collective's own work. Long waits poll by time.
+  // For call sites that come once per operation, so that a rank whose waits are all short still reads
+  // notices and drains strangers from its listeners: polls every kCallPollInterval, reading the clock
+  // only on every kCallsPerClockRead-th call (30 ns on a 2-vCPU VM, a tenth of a small collective's work).
   void pollEveryFewCalls() {
     // Relaxed load and store, not an increment: a count lost between threads only delays a poll.
     const uint32_t calls = callsSincePoll_.load(std::memory_order_relaxed) + 1;
     callsSincePoll_.store(calls < kCallsPerClockRead ? calls : 0, std::memory_order_relaxed);
-    if (calls >= kCallsPerClockRead) pollNowAndThen();
+    if (calls >= kCallsPerClockRead) pollAfter(kCallPollInterval, Clock::now());
   }
 
   // Whether a fault notice came.
@@ -100,6 +99,14 @@ class ControlChannel {
     void* request = nullptr;
   };
 
+  // poll() when the last poll was `interval` ago or more, unless another thread is polling.
+  void pollAfter(Clock::duration interval, Clock::time_point now) {
+    if ((now - interval).time_since_epoch().count() < lastPoll_.load(std::memory_order_relaxed)) return;
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    lastPoll_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+    poll();
+  }
   void send(int peer, const ControlMessage& message);
   // Reads every inbox as far as it goes without blocking.
   void readInboxes();
@@ -107,13 +114,15 @@ class ControlChannel {
   // Moves each pending send a step; drops those done or failed. True when none is left.
   bool progressSends();
 
-  static constexpr auto kPollInterval = std::chrono::milliseconds(10);
+  static constexpr auto kQuietWait = std::chrono::milliseconds(1);
+  static constexpr auto kWaitPollInterval = std::chrono::milliseconds(10);
+  static constexpr auto kCallPollInterval = std::chrono::milliseconds(100);
   static constexpr uint32_t kCallsPerClockRead = 16;
 
   weftComm& comm_;
   // Every member below is used under mutex_: the threads of a plan's streams wait, and poll, at once.
   mutable std::recursive_mutex mutex_;
-  std::atomic<Clock::rep> nextPoll_{0};
+  std::atomic<Clock::rep> lastPoll_{std::numeric_limits<Clock::rep>::min()};
   std::atomic<uint32_t> callsSincePoll_{0};
   std::atomic<bool> hasFault_{false};  // fault_ is set: lets throwIfFault skip the lock
   std::map<int, Inbox> inboxes_;
