@@ -62,7 +62,12 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
       // previous library's threads go idle before this one's turn.
       if (pause && nsides > 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
       // One untimed call first: a library whose threads slept during the other's turn pays for waking up
-      // here, not in the timed calls (back-to-back calls, as in a real job, do not pay it).
+      // here, not in the timed calls (back-to-back calls, as in a real job, do not pay it). Open MPI's first
+      // call after the pause is slow too, and skews the ranks' exits by 5-10 us: a barrier before the
+      // untimed call takes that, so that the barrier that starts the timed calls is a warm one whichever
+      // library's turn it is (measured at 2 ranks: a cold barrier added about 10 us to one timed call of
+      // Weft's in four rounds, and to none of Open MPI's, whose untimed call had warmed it).
+      MPI_Barrier(MPI_COMM_WORLD);
       sides[s]();
       MPI_Barrier(MPI_COMM_WORLD);
       auto start = std::chrono::steady_clock::now();

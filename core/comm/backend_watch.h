@@ -1,7 +1,7 @@
 // What a backend's waits call back into (weftBackendComm_v1::aborted, polled by the plugin while it
 // waits): the communicator's abort flag, and (once the wait has lasted 1 ms) every 10 ms or so the
-// control channel, so that another rank's fault notice ends the wait too, and the stall report (WEFT_STALL_WARN), so that a backend call
-// that waits long says so like Weft's own waits do.
+// control channel, so that another rank's fault notice ends the wait too, and the stall report
+// (WEFT_STALL_WARN), so that a backend call that waits long says so like Weft's own waits do.
 #pragma once
 
 #include <chrono>
