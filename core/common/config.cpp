@@ -47,8 +47,8 @@ const std::vector<Variable>& variables() {
       {"WEFT_SHM_COLL", "1",
        "shm: 0 turns the node backend off (collectives of one-host communicators then run as messages)"},
       {"WEFT_SHM_STAGE_BYTES", "32768",
-       "shm node backend: staging bytes per rank and slot (32 per communicator); larger inputs go by CMA (alike "
-       "on every rank)"},
+       "shm node backend: the largest input a collective stages per rank (a ring of 8 times that per "
+       "communicator); larger inputs go by CMA (alike on every rank)"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
       {"WEFT_CHECK", "0",

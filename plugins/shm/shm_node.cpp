@@ -24,8 +24,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
-// 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask; 4: the table of shared buffers.
-constexpr uint32_t kAddressVersion = 4;
+// 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask; 4: the table of shared buffers;
+// 5: a staging ring instead of slots (the descriptor says where).
+constexpr uint32_t kAddressVersion = 5;
 constexpr size_t kControlBytes = size_t{8} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
@@ -98,8 +99,9 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
       stageBytes_(ctx->settings().stageBytes),
       reduceAllBytes_(ctx->settings().reduceAllBytes),
       cma_(ctx->cmaEnabled()),
-      segmentBytes_(kControlBytes + 2 * kSlots * stageBytes_),
-      peers_(static_cast<size_t>(info.nranks)) {
+      segmentBytes_(kControlBytes + kRingStages * stageBytes_),
+      peers_(static_cast<size_t>(info.nranks)),
+      ringBytes_(segmentBytes_ - kControlBytes) {
   std::string error;
   ownFd_ = createSegment("weft-shm-node", segmentBytes_, &own_, &error);
   if (ownFd_ < 0) throw NodeError{weftSystemError, error};
@@ -193,7 +195,22 @@ bool NodeComm::connect(const unsigned char* addresses) {
   }
   peers_[rank_].control = mine();
   peers_[rank_].pid = getpid();
+  touchRings();
   return true;
+}
+
+void NodeComm::touchRings() const {
+  constexpr size_t kPageBytes = 4096;
+  for (int r = 0; r < nranks_; ++r) {
+    auto* ring = reinterpret_cast<volatile unsigned char*>(peers_[r].control) + kControlBytes;
+    for (size_t at = 0; at < ringBytes_; at += kPageBytes) {
+      if (r == rank_) {
+        ring[at] = 0;  // nobody reads our ring before our first step
+      } else {
+        (void)ring[at];
+      }
+    }
+  }
 }
 
 size_t NodeComm::stageLimit(weftCollType_t coll) const {
@@ -315,16 +332,42 @@ weftResult_t NodeComm::runList(const weftBackendOp_v1& op, const weftBackendBuff
   return runAs(op, [&] { runNodeAllReduceList(*this, op, buffers, numBuffers); });
 }
 
-unsigned char* NodeComm::stageIn(int r) const {
-  auto* base = reinterpret_cast<unsigned char*>(peers_[r].control);
-  return base + kControlBytes + (collective_ % kSlots) * 2 * stageBytes_;
+void NodeComm::stage(size_t inBytes, size_t outBytes) {
+  auto aligned = [](size_t bytes) { return (bytes + kStageAlign - 1) / kStageAlign * kStageAlign; };
+  const size_t need = aligned(inBytes) + aligned(outBytes);  // at most 2 stageBytes_: a quarter of the ring
+  if (ringCursor_ + need > ringBytes_) ringCursor_ = 0;
+  const RingArea area{ringCursor_, ringCursor_ + need};
+  // The latest earlier collective whose area this one overwrites (never the one just before: the ring holds
+  // four of the largest): every peer must be done with it, as it is once it has begun the next. Those older
+  // than kSlots - 1 are, since begin().
+  for (uint64_t back = 2; back < kSlots && back <= collective_; ++back) {
+    const RingArea& old = ringAreas_[(collective_ - back) % kSlots];
+    if (old.begin < area.end && area.begin < old.end) {
+      const uint64_t next = firstSteps_[(collective_ - back + 1) % kSlots];
+      wait([&] { return allReached(next); });
+      break;
+    }
+  }
+  ringAreas_[collective_ % kSlots] = area;
+  stageIn_ = static_cast<uint32_t>(area.begin / kStageAlign);
+  stageOut_ = static_cast<uint32_t>((area.begin + aligned(inBytes)) / kStageAlign);
+  ringCursor_ = area.end;
 }
 
-unsigned char* NodeComm::stageOut(int r) const { return stageIn(r) + stageBytes_; }
+unsigned char* NodeComm::stageIn(int r) const {
+  const uint32_t at = r == rank_ ? stageIn_ : peerDescriptor(r).stageIn;
+  return reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes + size_t{at} * kStageAlign;
+}
+
+unsigned char* NodeComm::stageOut(int r) const {
+  const uint32_t at = r == rank_ ? stageOut_ : peerDescriptor(r).stageOut;
+  return reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes + size_t{at} * kStageAlign;
+}
 
 void NodeComm::begin() {
-  // Before collective n touches its staging slot, every peer must be done with collective n - kSlots,
-  // which used it: it is once it has begun n - kSlots + 1 (see shm_node.h). Usually true already.
+  ringAreas_[collective_ % kSlots] = {};  // until it stages
+  // Before collective n begins, every peer must be done with collective n - kSlots, whose first step's line
+  // and staging area n may reuse: it is once it has begun n - kSlots + 1 (see shm_node.h). Usually true.
   if (collective_ + 1 < kSlots) return;
   uint64_t target = firstSteps_[(collective_ + 1) % kSlots];
   if (target > 0) wait([&] { return allReached(target); });
@@ -336,6 +379,8 @@ void NodeComm::publish(const NodeDescriptor* descriptor) {
   if (descriptor != nullptr) {
     line.descriptor = *descriptor;
     line.descriptor.collective = collective_;
+    line.descriptor.stageIn = stageIn_;
+    line.descriptor.stageOut = stageOut_;
     firstStep_ = step_;
     firstSteps_[collective_ % kSlots] = step_;
     firstWait_ = true;

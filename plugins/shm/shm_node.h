@@ -8,12 +8,18 @@
 // - a step counter: every rank counts the steps of every collective alike, so "rank q has reached step s"
 //   is one load. Step s is stored in line s % kStepLines, with the collective's descriptor (collective,
 //   count, type, op, root, buffer addresses) when s is its first step;
-// - staging areas (in, out) for kSlots collectives in a row (collective n uses slot n % kSlots), for sizes
-//   that fit. Before collective n a rank waits until every peer has begun collective n - kSlots + 1, so it
-//   is done with n - kSlots and its slot is free. Ranks that need not wait (the root of a Broadcast, the
-//   others of a Reduce) thus run up to kSlots - 1 collectives ahead, as eager messages let them in MPI,
-//   and no peer is ever more than 2 kSlots steps away: fewer than kStepLines, so no line is overwritten
-//   while someone may still read it.
+// - a staging ring (kRingStages stage sizes) for collectives whose inputs fit: each collective that stages
+//   takes the next bytes it needs (in, and out for a two-step AllReduce), wrapping to the start when they
+//   do not fit, and says where in its descriptor. Before collective n a rank waits until every peer has
+//   begun collective n - kSlots + 1, so it is done with n - kSlots; and before overwriting the area of a
+//   later one, until every peer is done with that one. Ranks that need not wait (the root of a Broadcast,
+//   the others of a Reduce) thus run up to kSlots - 1 small collectives ahead (four of the largest), as
+//   eager messages let them in MPI, and no peer is ever more than 2 kSlots steps away: fewer than
+//   kStepLines, so no line is overwritten while someone may still read it. Small collectives packed end
+//   to end touch few pages: on a 2-vCPU VM each page a collective touches first after an idle pause cost
+//   0.3-0.5 us (a TLB refill), and ten 128-byte AllReduces in 64 KiB slots of their own (before the ring)
+//   took 1.2-1.4 us each instead of 0.75. Every rank touches every page of the rings once at connect:
+//   the VM's first touch of a page costs several microseconds even where the page tables are filled.
 // - a table of this rank's weftMemAlloc buffers (shm_memory.h) that its direct collectives use.
 // Large collectives read (process_vm_readv) and write (process_vm_writev) the peers' own buffers: one copy,
 // no staging; they end with a step that says "I no longer touch your buffers". A peer buffer listed in the
@@ -53,7 +59,12 @@ struct NodeDescriptor {
   uint64_t sendAddr;
   uint64_t recvAddr;
   uint64_t collective;  // the collective's number on this communicator
+  // Where its staging areas lie in the owner's ring, in units of kStageAlign bytes (set by NodeComm::stage;
+  // meaningful only to a collective that staged).
+  uint32_t stageIn;
+  uint32_t stageOut;
 };
+inline constexpr size_t kStageAlign = 64;
 
 // Step s is published in line s % kStepLines, with the descriptor when s is a collective's first step: a
 // waiter gets both with one cache-line transfer.
@@ -62,6 +73,9 @@ struct NodeDescriptor {
 inline constexpr size_t kInlineBytes = 64;
 inline constexpr uint64_t kSlots = 32;       // collectives in flight (staging slots)
 inline constexpr uint64_t kStepLines = 128;  // > the most steps kSlots collectives take (2 each)
+// The staging ring's size in stage sizes (WEFT_SHM_STAGE_BYTES): four collectives of the largest (in and out
+// areas) fit, kSlots of small ones.
+inline constexpr size_t kRingStages = 8;
 struct alignas(2 * kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;
@@ -120,7 +134,11 @@ class NodeComm {
   // Every rank has a CPU of its own (alike on every rank): a rank that would wait idle can take on work.
   bool cpuPerRank() const { return spin_; }
   size_t stageBytes() const { return stageBytes_; }
-  // Staging areas of rank r for the current collective.
+  // Takes this rank's staging areas for the current collective from its ring (see the top of this file):
+  // `inBytes` and `outBytes` (each at most stageBytes()). Before its first step, and once per collective.
+  void stage(size_t inBytes, size_t outBytes);
+  // Staging areas of rank r for the current collective (a peer's as its descriptor says: read after its
+  // first step).
   unsigned char* stageIn(int r) const;
   unsigned char* stageOut(int r) const;
   // The inline payload (kInlineBytes) of the step about to be published, and a peer's for the current
@@ -194,6 +212,8 @@ class NodeComm {
   bool stepReached(int peer, uint64_t step) const;
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();
+  // Touches every page of every rank's staging ring once (see the top of this file).
+  void touchRings() const;
   // The end of the run of ops[i..] that runMany runs as one batch (i + 1: none), whether it goes direct, and
   // its total count.
   size_t batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, bool* direct, size_t* count) const;
@@ -241,7 +261,16 @@ class NodeComm {
   bool firstWait_ = false;            // the next wait is the first of a collective: check descriptors
   uint64_t firstStep_ = 0;            // the step that published the current collective's descriptor
   uint64_t firstSteps_[kSlots] = {};  // the first step of collective n, at n % kSlots
-  bool spin_ = false;                 // at most one rank per CPU: waiting may spin before it yields
+  struct RingArea {
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  size_t ringBytes_;                 // of the staging ring
+  size_t ringCursor_ = 0;            // where the next collective's staging areas begin
+  RingArea ringAreas_[kSlots] = {};  // collective n's areas, at n % kSlots (empty: it staged nothing)
+  uint32_t stageIn_ = 0;             // the current collective's areas (kStageAlign units), published with it
+  uint32_t stageOut_ = 0;
+  bool spin_ = false;  // at most one rank per CPU: waiting may spin before it yields
   std::vector<unsigned char> scratch_;
   uint64_t tableReleases_ = 0;                  // sharedReleases() when our table was last checked
   uint64_t tableUse_[kSharedRegionSlots] = {};  // when each slot of our table was last used

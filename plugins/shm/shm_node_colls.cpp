@@ -43,7 +43,7 @@ void Runner::allReduce() {
   NodeDescriptor d = describe(op_);
   if (bytes_ <= c_.stageLimit(op_.coll)) {
     bool oneStep = bytes_ <= c_.reduceAllBytes();
-    useInline(oneStep ? bytes_ : kNoInline);
+    stageInput(bytes_, oneStep ? 0 : bytes_);
     std::memcpy(myInput(), send_, bytes_);
     c_.publish(&d);
     c_.waitAll();
@@ -79,7 +79,7 @@ void Runner::reduceScatter() {
   NodeDescriptor d = describe(op_);
   size_t mine = static_cast<size_t>(me_) * bytes_;
   if (bytes_ * static_cast<size_t>(p_) <= c_.stageLimit(op_.coll)) {
-    useInline(bytes_ * static_cast<size_t>(p_));
+    stageInput(bytes_ * static_cast<size_t>(p_));
     std::memcpy(myInput(), send_, bytes_ * static_cast<size_t>(p_));
     c_.publish(&d);
     c_.waitAll();
@@ -104,8 +104,10 @@ void Runner::reduceScatterDirect() {
 void Runner::allGather() {
   NodeDescriptor d = describe(op_);
   bool staged = bytes_ <= c_.stageLimit(op_.coll);
-  useInline(bytes_);
-  if (staged) std::memcpy(myInput(), send_, bytes_);
+  if (staged) {
+    stageInput(bytes_);
+    std::memcpy(myInput(), send_, bytes_);
+  }
   c_.publish(&d);
   c_.waitAll();
   if (!staged) {
@@ -154,7 +156,7 @@ void Runner::allToAll() {
   const unsigned char* source = send_;
   std::vector<unsigned char> copy;
   if (staged) {
-    useInline(total);
+    stageInput(total);
     std::memcpy(myInput(), send_, total);
     source = myInput();
   } else if (send_ == recv_) {
@@ -182,7 +184,7 @@ void Runner::broadcast() {
   NodeDescriptor d = describe(op_);
   int root = op_.root;
   bool staged = bytes_ <= c_.stageLimit(op_.coll);
-  useInline(bytes_);
+  if (staged) stageInput(bytes_);  // the root's ring holds the input; the others' is unused
   if (staged && me_ == root) std::memcpy(myInput(), send_, bytes_);
   c_.publish(&d);
   if (!staged) {
@@ -215,7 +217,7 @@ void Runner::reduce() {
   NodeDescriptor d = describe(op_);
   int root = op_.root;
   if (bytes_ <= c_.stageLimit(op_.coll)) {
-    useInline(bytes_);
+    stageInput(bytes_);
     std::memcpy(myInput(), send_, bytes_);
     c_.publish(&d);
     if (me_ != root) return;  // the next collective's first step waits until the root is done with it

@@ -84,10 +84,12 @@ class Runner {
   void barrier();
 
  private:
-  // A collective of one step whose staged input (`stagedBytes` per rank) fits kInlineBytes carries it
-  // next to its step; otherwise in the staging areas.
-  static constexpr size_t kNoInline = ~size_t{0};
-  void useInline(size_t stagedBytes) { inline_ = stagedBytes <= kInlineBytes; }
+  // Where a staged collective's input (`inBytes` per rank) goes: a collective of one step (`outBytes` 0)
+  // whose input fits kInlineBytes carries it next to its step; otherwise the staging ring.
+  void stageInput(size_t inBytes, size_t outBytes = 0) {
+    inline_ = outBytes == 0 && inBytes <= kInlineBytes;
+    if (!inline_) c_.stage(inBytes, outBytes);
+  }
   unsigned char* myInput() const { return inline_ ? c_.nextInline() : c_.stageIn(me_); }
   const unsigned char* input(int r) const { return inline_ ? c_.peerInline(r) : c_.stageIn(r); }
 

@@ -185,6 +185,58 @@ TEST_P(NodeCollectives, MatchSequentialReference) {
   checkEveryCollective(g, pointers(send), pointers(recv), count);
 }
 
+// The staging ring under run-ahead: ranks that need not wait (a Broadcast's root, a Reduce's others) run up to
+// 31 collectives ahead, staging each input end to end and wrapping around the ring many times over sizes
+// from a few bytes to the largest staged (more than the ring holds at once: they must wait for the ranks
+// behind before overwriting an area), while the ranks behind still read their areas. The others are held
+// back now and then, so that the ones ahead fill the window. Every output is checked: an area reused too
+// early would show another collective's data.
+TEST(NodeBackend, StagingRingUnderRunAhead) {
+  const std::vector<size_t> counts = {3, 8000, 17, 7000, 40, 8000, 300, 6000, 1024, 2048};  // 8000 floats: 31 KiB
+  constexpr int kRounds = 60;
+  const size_t total = counts.size() * kRounds;
+  NodeGroup g(3);
+  const int p = g.size();
+  auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 31 + k * 7 + i) % 1009); };
+  for (weftCollType_t coll : {weftCollBroadcast, weftCollReduce}) {
+    std::vector<std::vector<std::vector<float>>> in(p), out(p);
+    for (int r = 0; r < p; ++r) {
+      for (size_t k = 0; k < total; ++k) {
+        const size_t n = counts[k % counts.size()];
+        in[r].emplace_back(n);
+        for (size_t i = 0; i < n; ++i) in[r][k][i] = value(r, k, i);
+        out[r].emplace_back(n, -1.0f);
+      }
+    }
+    std::vector<weftResult_t> results(p, weftSuccess);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < p; ++r) {
+      threads.emplace_back([&, r] {
+        const bool behind = (coll == weftCollBroadcast) == (r != 0);  // the ranks that wait
+        for (size_t k = 0; k < total && results[r] == weftSuccess; ++k) {
+          if (behind && k % 37 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          weftBackendOp_v1 op{coll, in[r][k].data(), out[r][k].data(), in[r][k].size(), weftFloat32, weftSum, 0};
+          results[r] = g.ops()->run(g.comm(r), &op);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r) ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
+    for (size_t k = 0; k < total; ++k) {
+      for (size_t i = 0; i < in[0][k].size(); ++i) {
+        if (coll == weftCollBroadcast) {
+          for (int r = 0; r < p; ++r)
+            ASSERT_EQ(out[r][k][i], value(0, k, i)) << "broadcast " << k << " rank " << r;
+        } else {
+          double want = 0;
+          for (int q = 0; q < p; ++q) want += value(q, k, i);
+          ASSERT_EQ(out[0][k][i], static_cast<float>(want)) << "reduce " << k << " index " << i;
+        }
+      }
+    }
+  }
+}
+
 const weftMemoryOps_v1* memoryOps() {
   static const weftMemoryOps_v1* table = [] {
     void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
