@@ -47,6 +47,8 @@ Connection::Connection(Context* ctx, bool isSend, Endpoint&& ep)
       replied_(!isSend),
       cma_(ep.cma),
       publishStep_(std::min<uint64_t>(kPublishBytes, ep.ringBytes / 4)) {
+  // The sender alone writes the ring, and nothing is in it before its first send.
+  touchPages(static_cast<unsigned char*>(segment_.data()) + kSegmentHeaderBytes, ep.ringBytes, isSend);
   try {
     ctx_->add(this);
   } catch (...) {

@@ -200,16 +200,9 @@ bool NodeComm::connect(const unsigned char* addresses) {
 }
 
 void NodeComm::touchRings() const {
-  constexpr size_t kPageBytes = 4096;
   for (int r = 0; r < nranks_; ++r) {
-    auto* ring = reinterpret_cast<volatile unsigned char*>(peers_[r].control) + kControlBytes;
-    for (size_t at = 0; at < ringBytes_; at += kPageBytes) {
-      if (r == rank_) {
-        ring[at] = 0;  // nobody reads our ring before our first step
-      } else {
-        (void)ring[at];
-      }
-    }
+    // Only the owner writes its ring, and nobody reads ours before our first step.
+    touchPages(reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes, ringBytes_, r == rank_);
   }
 }
 

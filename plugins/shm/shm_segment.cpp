@@ -75,6 +75,15 @@ int createSegment(const char* name, size_t bytes, Mapping* mapping, std::string*
   return fd;
 }
 
+void touchPages(void* data, size_t bytes, bool write) {
+  constexpr size_t kPageBytes = 4096;
+  auto* bytesAt = static_cast<volatile unsigned char*>(data);
+  for (size_t at = 0; at < bytes; at += kPageBytes) {
+    const unsigned char value = bytesAt[at];
+    if (write) bytesAt[at] = value;
+  }
+}
+
 bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error, bool populate) {
   struct stat st {};
   if (fstat(fd, &st) != 0) {

@@ -43,6 +43,13 @@ int createSegment(const char* name, size_t bytes, Mapping* mapping, std::string*
 // used in part). Does not close fd. Returns false with *error set.
 bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error, bool populate = true);
 
+// Touches each page of [data, data + bytes) once from this process. On a paravirtualised guest a process's
+// first access to a page of a shared mapping costs about 15 us even where its page tables were filled
+// (MAP_POPULATE above): setup pays it here rather than the first pass of messages or collectives through
+// that memory. `write`: rewrite the byte read, for memory that only this process writes and nobody reads
+// yet (a first write after a read would cost the same again).
+void touchPages(void* data, size_t bytes, bool write);
+
 }  // namespace weft::shm
 
 #endif  // WEFT_PLUGINS_SHM_SEGMENT_H
