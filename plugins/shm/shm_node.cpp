@@ -25,9 +25,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
 // 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask; 4: the table of shared buffers;
-// 5: a staging ring instead of slots (the descriptor says where).
+// 5: a staging ring instead of slots (the descriptor says where), inline inputs of up to 256 bytes.
 constexpr uint32_t kAddressVersion = 5;
-constexpr size_t kControlBytes = size_t{8} * 4096;  // rounded up from sizeof(NodeControl)
+constexpr size_t kControlBytes = size_t{16} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
 // What a rank tells the others in its backend address.

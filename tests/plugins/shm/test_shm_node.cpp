@@ -594,7 +594,7 @@ TEST(NodeBackend, ListDeclinesWhatItDoesNotRun) {
 
 // With the default settings, 4 floats: inline; 1000: staged, every rank reduces; 6000: AllReduce staged and
 // sliced, the others direct; 300000: direct (CMA).
-INSTANTIATE_TEST_SUITE_P(Paths, NodeCollectives, ::testing::Values(4, 1000, 6000, 300000));
+INSTANTIATE_TEST_SUITE_P(Paths, NodeCollectives, ::testing::Values(4, 48, 1000, 6000, 300000));
 
 TEST(NodeBackend, MismatchedCollectivesFailOnEveryRank) {
   NodeGroup g(2);
