@@ -509,53 +509,6 @@ std::string NodeComm::exitedPeers() const {
   return exited;
 }
 
-void NodeComm::cmaFailed(int peer, const char* call, int err) const {
-  if (err == ESRCH || processExited(peers_[peer].pidfd)) {
-    std::string exited = exitedPeers();
-    if (exited.empty())
-      exited = "rank " + std::to_string(peer) + " (pid " + std::to_string(peers_[peer].pid) + ")";
-    failPeer(weftRemoteError, exited + " exited");
-  }
-  failPeer(weftSystemError, std::string("process_vm_") + call + " with rank " + std::to_string(peer) +
-                                " failed: " + errnoText(err));
-}
-
-void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
-  if (bytes == 0) return;
-  if (const unsigned char* mapped = peerMemory(peer, address, bytes)) {
-    std::memcpy(dst, mapped, bytes);
-    mappedBytes_ += bytes;
-    return;
-  }
-  if (int err = cmaRead(peers_[peer].pid, dst, address, bytes); err != 0) cmaFailed(peer, "readv", err);
-}
-
-void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  if (unsigned char* mapped = peerMemory(peer, address, bytes)) {
-    std::memcpy(mapped, src, bytes);
-    mappedBytes_ += bytes;
-    return;
-  }
-  if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) cmaFailed(peer, "writev", err);
-}
-
-void NodeComm::readPeerList(int peer, const std::vector<iovec>& local, const std::vector<iovec>& remote) {
-  if (copyMappedList(peer, false, local, remote)) return;
-  if (int err = cmaList(peers_[peer].pid, false, local.data(), local.size(), remote.data(), remote.size());
-      err != 0) {
-    cmaFailed(peer, "readv", err);
-  }
-}
-
-void NodeComm::writePeerList(int peer, const std::vector<iovec>& remote, const std::vector<iovec>& local) {
-  if (copyMappedList(peer, true, local, remote)) return;
-  if (int err = cmaList(peers_[peer].pid, true, local.data(), local.size(), remote.data(), remote.size());
-      err != 0) {
-    cmaFailed(peer, "writev", err);
-  }
-}
-
 unsigned char* NodeComm::scratch(size_t bytes) {
   if (scratch_.size() < bytes) scratch_.resize(bytes);
   return scratch_.data();

@@ -111,10 +111,7 @@ void runNodeBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendO
       offset += ops[i].count * stagedPerElement;
     }
   };
-  size_t staged = 0;
-  forEachCall(
-      [&](const weftBackendOp_v1& op, size_t offset, size_t) { staged = offset + op.count * stagedPerElement; });
-  c.stage(staged, 0);
+  c.stage(whole.count * stagedPerElement, 0);  // whole.count: the calls' counts summed
   forEachCall([&](const weftBackendOp_v1& op, size_t offset, size_t) {
     std::memcpy(c.stageIn(me) + offset, op.sendbuff, op.count * stagedPerElement);
   });

@@ -35,7 +35,6 @@ namespace {
 // A direct Broadcast this large lets the root write part of each output (see Runner::rootShare); the split
 // falls on a page boundary of the buffers' offsets.
 constexpr size_t kShareFromBytes = size_t{512} * 1024;  // below, no faster (128 KiB: slower)
-constexpr size_t kPageBytes = 4096;
 
 }  // namespace
 

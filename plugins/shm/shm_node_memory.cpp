@@ -1,6 +1,6 @@
 // The node backend's part in weftMemAlloc buffers (shm_memory.h): the table of this rank's buffers that
-// its direct collectives use, and the peers' listed buffers mapped here, through which readPeer, writePeer
-// and their list forms copy with memcpy instead of CMA.
+// its direct collectives use, and the peers' listed buffers mapped here; and readPeer, writePeer and their
+// list forms, which copy with memcpy through those mappings and by CMA elsewhere.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
+#include "shm_cma.h"
 #include "shm_log.h"
 #include "shm_node.h"
 #include "shm_socket.h"
@@ -180,6 +182,53 @@ bool NodeComm::copyMappedList(int peer, bool write, const std::vector<iovec>& lo
     }
   }
   return true;
+}
+
+void NodeComm::cmaFailed(int peer, const char* call, int err) const {
+  if (err == ESRCH || processExited(peers_[peer].pidfd)) {
+    std::string exited = exitedPeers();
+    if (exited.empty())
+      exited = "rank " + std::to_string(peer) + " (pid " + std::to_string(peers_[peer].pid) + ")";
+    failPeer(weftRemoteError, exited + " exited");
+  }
+  failPeer(weftSystemError, std::string("process_vm_") + call + " with rank " + std::to_string(peer) +
+                                " failed: " + std::strerror(err));
+}
+
+void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
+  if (bytes == 0) return;
+  if (const unsigned char* mapped = peerMemory(peer, address, bytes)) {
+    std::memcpy(dst, mapped, bytes);
+    mappedBytes_ += bytes;
+    return;
+  }
+  if (int err = cmaRead(peers_[peer].pid, dst, address, bytes); err != 0) cmaFailed(peer, "readv", err);
+}
+
+void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (unsigned char* mapped = peerMemory(peer, address, bytes)) {
+    std::memcpy(mapped, src, bytes);
+    mappedBytes_ += bytes;
+    return;
+  }
+  if (int err = cmaWrite(peers_[peer].pid, address, src, bytes); err != 0) cmaFailed(peer, "writev", err);
+}
+
+void NodeComm::readPeerList(int peer, const std::vector<iovec>& local, const std::vector<iovec>& remote) {
+  if (copyMappedList(peer, false, local, remote)) return;
+  if (int err = cmaList(peers_[peer].pid, false, local.data(), local.size(), remote.data(), remote.size());
+      err != 0) {
+    cmaFailed(peer, "readv", err);
+  }
+}
+
+void NodeComm::writePeerList(int peer, const std::vector<iovec>& remote, const std::vector<iovec>& local) {
+  if (copyMappedList(peer, true, local, remote)) return;
+  if (int err = cmaList(peers_[peer].pid, true, local.data(), local.size(), remote.data(), remote.size());
+      err != 0) {
+    cmaFailed(peer, "writev", err);
+  }
 }
 
 }  // namespace weft::shm

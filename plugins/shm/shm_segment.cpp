@@ -76,7 +76,6 @@ int createSegment(const char* name, size_t bytes, Mapping* mapping, std::string*
 }
 
 void touchPages(void* data, size_t bytes, bool write) {
-  constexpr size_t kPageBytes = 4096;
   auto* bytesAt = static_cast<volatile unsigned char*>(data);
   for (size_t at = 0; at < bytes; at += kPageBytes) {
     const unsigned char value = bytesAt[at];

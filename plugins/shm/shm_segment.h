@@ -9,6 +9,9 @@
 
 namespace weft::shm {
 
+// The page size the plugin assumes for touching and splitting mapped memory (x86-64 and arm64 base pages).
+inline constexpr size_t kPageBytes = 4096;
+
 // An mmap'ed range, unmapped when destroyed.
 class Mapping {
  public:
