@@ -6,6 +6,7 @@
 #ifndef WEFT_PLUGINS_COMMON_TRANSPORT_BOUNDARY_H
 #define WEFT_PLUGINS_COMMON_TRANSPORT_BOUNDARY_H
 
+#include <cstdint>
 #include <exception>
 #include <new>
 #include <utility>
@@ -132,6 +133,41 @@ struct TransportBoundary {
     return post(recvComm, false, data, size, tag, request);
   }
 
+  // isendv and irecvv (weftTransportVecOps_v1, for plugins whose Connection has postv): the checks of post,
+  // and pieces that are NULL only when empty and whose sizes add up without overflow.
+  static weftResult_t postVectored(void* comm, bool send, const weftTransportIov_v1* iov, int count, uint32_t tag,
+                                   void** request) {
+    const char* call = send ? "isendv" : "irecvv";
+    if (comm == nullptr || request == nullptr) return weftInvalidArgument;
+    auto* c = static_cast<Connection*>(comm);
+    *request = nullptr;
+    const weftPluginHost_v1* host = c->ctx()->host();
+    if (c->isSend() != send) {
+      T::logf(host, weftLogError, "%s: called on a %s connection", call, c->isSend() ? "send" : "receive");
+      return weftInvalidUsage;
+    }
+    if (iov == nullptr || count < 1) return badArgument(host, call, "NULL iov or a count below 1");
+    size_t size = 0;
+    for (int i = 0; i < count; ++i) {
+      if (iov[i].data == nullptr && iov[i].size > 0) {
+        return badArgument(host, call, "a piece with NULL data and a size above 0");
+      }
+      if (iov[i].size > SIZE_MAX - size) return badArgument(host, call, "the sizes add up past SIZE_MAX");
+      size += iov[i].size;
+    }
+    return guarded(host, call, [&] { return c->postv(iov, count, size, tag, request); });
+  }
+
+  static weftResult_t isendv(void* sendComm, const weftTransportIov_v1* iov, int count, uint32_t tag,
+                             void** request) {
+    return postVectored(sendComm, true, iov, count, tag, request);
+  }
+
+  static weftResult_t irecvv(void* recvComm, const weftTransportIov_v1* iov, int count, uint32_t tag,
+                             void** request) {
+    return postVectored(recvComm, false, iov, count, tag, request);
+  }
+
   static weftResult_t test(void* request, int* done, size_t* size) {
     if (request == nullptr || done == nullptr) return weftInvalidArgument;
     auto* r = static_cast<Request*>(request);
@@ -188,6 +224,12 @@ struct TransportBoundary {
       .closeRecv = closeRecv,
       .closeListen = closeListen,
   };
+
+  // The vectored extension, exported as WEFT_TRANSPORT_VEC_SYMBOL_V1 by the plugins that have it. A member
+  // template's body is compiled only where used, so plugins without postv do not need one.
+  static constexpr weftTransportVecOps_v1 vecOps() {
+    return {.abiVersion = 1, .isendv = isendv, .irecvv = irecvv};
+  }
 };
 
 }  // namespace weft::plugins

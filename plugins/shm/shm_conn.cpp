@@ -72,6 +72,24 @@ Connection::~Connection() {
 
 weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** request) {
   if (error_ != weftSuccess) return error_;
+  Request* r = newRequest(size, tag);
+  r->data = static_cast<unsigned char*>(data);
+  enqueue(r, request);
+  return weftSuccess;
+}
+
+weftResult_t Connection::postv(const weftTransportIov_v1* iov, int count, size_t size, uint32_t tag,
+                               void** request) {
+  if (count == 1) return post(iov[0].data, size, tag, request);
+  if (error_ != weftSuccess) return error_;
+  Request* r = newRequest(size, tag);
+  r->pieces = iov;
+  r->count = count;
+  enqueue(r, request);
+  return weftSuccess;
+}
+
+Request* Connection::newRequest(size_t size, uint32_t tag) {
   Request* r = free_;
   if (r != nullptr) {
     free_ = r->next;
@@ -81,10 +99,13 @@ weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** requ
   *r = Request{};
   r->conn = this;
   r->state = RequestState::Active;
-  r->data = static_cast<unsigned char*>(data);
   r->size = size;
   r->tag = tag;
   if (isSend_) r->length = size;
+  return r;
+}
+
+void Connection::enqueue(Request* r, void** request) {
   if (tail_ != nullptr) {
     tail_->next = r;
   } else {
@@ -97,7 +118,6 @@ weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** requ
   if (isSend_ && cursor_ == nullptr) cursor_ = r;
   if (first) progress();
   *request = r;
-  return weftSuccess;
 }
 
 weftResult_t Connection::test(Request* r, int* done, size_t* size) {

@@ -3,17 +3,20 @@
 #define WEFT_PLUGINS_SHM_CONN_H
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include "shm_context.h"
 #include "shm_doorbell.h"
 #include "shm_ring.h"
 #include "shm_segment.h"
+#include "weft/plugin.h"
 
 namespace weft::shm {
 
@@ -36,9 +39,15 @@ struct Request {
   bool started = false;  // send: header in the ring; receive: header read and checked
   bool cma = false;      // the payload goes by process_vm_readv
   size_t payloadDone = 0;
-  uint64_t cmaSeq = 0;  // send, CMA: its number among the connection's CMA messages
-  uint64_t remote = 0;  // receive, CMA: the payload's address in the sender
+  uint64_t cmaSeq = 0;        // send, CMA: its number among the connection's CMA messages
+  uint64_t remote = 0;        // receive, CMA: the payload's address in the sender (or of its list of pieces)
+  uint32_t remotePieces = 0;  // receive, CMA: 0, or the length of the sender's list of pieces at `remote`
   weftResult_t error = weftSuccess;
+  // Vectored (isendv/irecvv): the caller's pieces instead of data, and where payloadDone lies in them.
+  const weftTransportIov_v1* pieces = nullptr;
+  int count = 0;
+  int piece = 0;           // the piece holding byte payloadDone
+  size_t pieceOffset = 0;  // payloadDone's offset in it
 };
 
 // What connection setup hands to the connection.
@@ -66,6 +75,8 @@ class Connection {
 
   // Queues a message; *request stays valid until test() reports it done or failed.
   weftResult_t post(void* data, size_t size, uint32_t tag, void** request);
+  // The same for the concatenation of count pieces (size bytes in all), kept by the caller until reported.
+  weftResult_t postv(const weftTransportIov_v1* iov, int count, size_t size, uint32_t tag, void** request);
   // Progresses the queue and reports r; frees r when it reports it done or failed.
   weftResult_t test(Request* r, int* done, size_t* size);
 
@@ -84,6 +95,12 @@ class Connection {
   bool completeSends();
   bool readHeader(Request* r);
   bool readCma(Request* r);
+  // A CMA message from a sender's list of pieces, or into our own pieces: one process_vm_readv per IOV_MAX.
+  int readCmaList(Request* r);
+  // Copies the next n payload bytes of r between its buffer (or pieces) and the ring at pos.
+  void copyPayload(Request* r, uint64_t pos, size_t n);
+  Request* newRequest(size_t size, uint32_t tag);
+  void enqueue(Request* r, void** request);
   bool readReply();
   void checkPeer();
   void refreshHead();
@@ -134,6 +151,10 @@ class Connection {
   Request* free_ = nullptr;
   std::deque<Request> pool_;  // stable addresses
   size_t outstanding_ = 0;    // posted and not yet reported
+  // readCmaList's lists, kept from message to message.
+  std::vector<weftTransportIov_v1> remoteList_;
+  std::vector<iovec> localIov_;
+  std::vector<iovec> remoteIov_;
   weftResult_t error_ = weftSuccess;
 };
 

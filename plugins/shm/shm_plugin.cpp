@@ -185,10 +185,11 @@ weftResult_t shmGetProperties(void* ctx, weftTransportProps_v1* props) {
 }  // namespace
 }  // namespace weft::shm
 
-// The exported symbol; the loader looks it up by name (the backend's list extension is exported by
+// The exported symbols; the loader looks them up by name (the backend's list extension is exported by
 // shm_backend.cpp).
 extern "C" {
 extern WEFT_API const weftPlugin_v1_t weftPlugin_v1;
+extern WEFT_API const weftTransportVecOps_v1 weftTransportVec_v1;
 }
 
 const weftPlugin_v1_t weftPlugin_v1 = {
@@ -201,3 +202,6 @@ const weftPlugin_v1_t weftPlugin_v1 = {
     .transport = &weft::shm::Boundary::kOps,
     .backend = &weft::shm::kNodeBackendOps,  // whole collectives among ranks of one host
 };
+
+// Vectored messages: fused collectives on their calls' buffers, through the ring or by CMA from the pieces.
+const weftTransportVecOps_v1 weftTransportVec_v1 = weft::shm::Boundary::vecOps();

@@ -4,7 +4,8 @@
 // (bytes consumed by the receiver) only grow and each sits in its own cache line, so neither side's
 // stores invalidate the line the other side polls. Every message starts with a header in a 64-byte slot at
 // a slot-aligned position: a header never wraps and is read in one piece. An inline message's payload
-// follows its header; a CMA message is the header alone and its payload is read from the sender's memory.
+// follows its header; a CMA message is the header alone and its payload is read from the sender's memory,
+// in one range (Cma) or, for a vectored send, in the pieces of a list the receiver reads there first (CmaList).
 #ifndef WEFT_PLUGINS_SHM_RING_H
 #define WEFT_PLUGINS_SHM_RING_H
 
@@ -20,7 +21,8 @@ inline constexpr size_t kSlotBytes = 64;
 inline constexpr size_t kSegmentHeaderBytes = 4096;    // keeps the ring page aligned
 inline constexpr uint32_t kSegmentMagic = 0x47534d57;  // "WMSG"
 inline constexpr uint32_t kMessageMagic = 0x4d534d57;  // "WMSM"
-inline constexpr uint16_t kSegmentVersion = 1;
+// 2: CmaList messages (a vectored send's pieces, read by the receiver from the sender's list).
+inline constexpr uint16_t kSegmentVersion = 2;
 
 inline constexpr size_t kMinRingBytes = size_t{64} << 10;
 inline constexpr size_t kMaxRingBytes = size_t{1} << 30;
@@ -42,7 +44,10 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 inline size_t segmentBytes(size_t ringBytes) { return kSegmentHeaderBytes + ringBytes; }
 
-enum class MessageKind : uint16_t { Inline = 1, Cma = 2 };
+enum class MessageKind : uint16_t { Inline = 1, Cma = 2, CmaList = 3 };
+
+// The most pieces a CmaList message may have: the receiver reads the list into memory of its own.
+inline constexpr uint32_t kMaxCmaPieces = uint32_t{1} << 20;
 
 // The header in a message's slot. Read by the receiver into a local copy before any check, so that what
 // it checks is what it uses.
@@ -51,10 +56,10 @@ struct MessageHeader {
   uint16_t kind;
   uint16_t reserved;
   uint32_t tag;
-  uint32_t reserved2;
+  uint32_t pieces;   // CmaList: how many {data, size} pairs (weftTransportIov_v1) the list at `address` holds
   uint64_t length;   // payload bytes
-  uint64_t address;  // CMA: the payload in the sender's address space
-  uint64_t cmaSeq;   // CMA: 1 for the connection's first CMA message, then 2, ...
+  uint64_t address;  // Cma: the payload in the sender's address space; CmaList: the list of its pieces
+  uint64_t cmaSeq;   // Cma, CmaList: 1 for the connection's first CMA message, then 2, ...
 };
 static_assert(sizeof(MessageHeader) <= kSlotBytes);
 

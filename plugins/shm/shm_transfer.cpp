@@ -69,7 +69,7 @@ bool Connection::writeRecords() {
       // Until the reply says whether the receiver reads by CMA, a large message cannot be framed. It could not
       // complete before the receiver accepts anyway; small messages meanwhile fill the ring, as with TCP.
       if (r->length > kInlineMaxBytes && !replied_) break;
-      r->cma = r->length > kInlineMaxBytes && cma_;
+      r->cma = r->length > kInlineMaxBytes && cma_ && (r->pieces == nullptr || r->count <= int{kMaxCmaPieces});
       uint64_t slot = alignUp(ringHead_, kSlotBytes);
       // A small message goes in one piece when it fits, so that the receiver sees it whole in one look.
       uint64_t want = slot + kSlotBytes + (r->cma || r->length > kInlineMaxBytes ? 0 : r->length);
@@ -80,11 +80,17 @@ bool Connection::writeRecords() {
       }
       MessageHeader h{};
       h.magic = kMessageMagic;
-      h.kind = static_cast<uint16_t>(r->cma ? MessageKind::Cma : MessageKind::Inline);
+      h.kind = static_cast<uint16_t>(!r->cma                ? MessageKind::Inline
+                                     : r->pieces != nullptr ? MessageKind::CmaList
+                                                            : MessageKind::Cma);
       h.tag = r->tag;
       h.length = r->length;
       if (r->cma) {
-        h.address = reinterpret_cast<uint64_t>(r->data);
+        // The pieces stay where they are: the receiver reads the caller's list of them, which, like them,
+        // stays valid until the send is reported done (after the receiver's read).
+        h.address =
+            r->pieces != nullptr ? reinterpret_cast<uint64_t>(r->pieces) : reinterpret_cast<uint64_t>(r->data);
+        h.pieces = r->pieces != nullptr ? static_cast<uint32_t>(r->count) : 0;
         h.cmaSeq = r->cmaSeq = ++cmaCount_;
       }
       std::memcpy(ring_.at(slot), &h, sizeof(h));
@@ -102,9 +108,8 @@ bool Connection::writeRecords() {
         if (room == 0) return moved;
       }
       size_t n = static_cast<size_t>(std::min<uint64_t>({room, r->length - r->payloadDone, publishStep_}));
-      ring_.copyIn(ringHead_, r->data + r->payloadDone, n);
+      copyPayload(r, ringHead_, n);
       ringHead_ += n;
-      r->payloadDone += n;
       moved = true;
       if (ringHead_ - published_ >= publishStep_) {
         publishHead();
@@ -184,9 +189,8 @@ bool Connection::progressRecv() {
         if (ready == 0) break;
       }
       size_t n = static_cast<size_t>(std::min<uint64_t>({ready, r->length - r->payloadDone, publishStep_}));
-      ring_.copyOut(ringTail_, r->data + r->payloadDone, n);
+      copyPayload(r, ringTail_, n);
       ringTail_ += n;
-      r->payloadDone += n;
       moved = true;
       if (ringTail_ - published_ >= publishStep_) publishTail();
     }
@@ -212,13 +216,18 @@ bool Connection::readHeader(Request* r) {
   // A copy first: the checks must hold for what is used, whatever the other side writes meanwhile.
   MessageHeader h;
   std::memcpy(&h, ring_.at(slot), sizeof(h));
+  const bool cmaList = h.kind == static_cast<uint16_t>(MessageKind::CmaList);
   if (h.magic != kMessageMagic || (h.kind != static_cast<uint16_t>(MessageKind::Inline) &&
-                                   h.kind != static_cast<uint16_t>(MessageKind::Cma))) {
+                                   h.kind != static_cast<uint16_t>(MessageKind::Cma) && !cmaList)) {
     fail(weftRemoteError, "bad message header (magic 0x%08x, kind %u): the ring is corrupt", h.magic,
          unsigned{h.kind});
     return false;
   }
-  bool cma = h.kind == static_cast<uint16_t>(MessageKind::Cma);
+  if (cmaList && (h.pieces < 1 || h.pieces > kMaxCmaPieces)) {
+    fail(weftRemoteError, "a CMA message of %u pieces (1 to %u): the ring is corrupt", h.pieces, kMaxCmaPieces);
+    return false;
+  }
+  bool cma = h.kind != static_cast<uint16_t>(MessageKind::Inline);
   if (cma && (!cma_ || h.cmaSeq != cmaCount_ + 1)) {
     fail(weftRemoteError, "unexpected CMA message (sequence %llu after %llu, CMA %s): the ring is corrupt",
          static_cast<unsigned long long>(h.cmaSeq), static_cast<unsigned long long>(cmaCount_),
@@ -239,7 +248,82 @@ bool Connection::readHeader(Request* r) {
   r->length = static_cast<size_t>(h.length);
   r->cma = cma;
   r->remote = h.address;
+  r->remotePieces = cmaList ? h.pieces : 0;
   return true;
+}
+
+int Connection::readCmaList(Request* r) {
+  remoteIov_.clear();
+  if (r->remotePieces == 0) {
+    // An address in the sender's memory, never dereferenced here: only the kernel reads it.
+    remoteIov_.push_back({reinterpret_cast<void*>(r->remote), r->length});  // NOLINT(performance-no-int-to-ptr)
+  } else {
+    // The sender's list, read as it is now (it may not change until we are done), then checked: whatever it
+    // says, we read no more than the header's length, and the pieces must add up to exactly that.
+    remoteList_.resize(r->remotePieces);
+    if (int err =
+            cmaRead(peerPid_, remoteList_.data(), r->remote, remoteList_.size() * sizeof(weftTransportIov_v1));
+        err != 0)
+      return err;
+    size_t total = 0;
+    bool fits = true;
+    for (const weftTransportIov_v1& piece : remoteList_) {
+      fits = piece.size <= r->length - total;
+      if (!fits) break;
+      total += piece.size;
+      if (piece.size > 0) remoteIov_.push_back({piece.data, piece.size});
+    }
+    if (!fits || total != r->length) {
+      fail(weftRemoteError, "the sender's %u pieces do not add up to its %zu-byte message (tag %u)",
+           r->remotePieces, r->length, r->tag);
+      return 0;
+    }
+  }
+  localIov_.clear();
+  if (r->pieces == nullptr) {
+    localIov_.push_back({r->data, r->length});
+  } else {
+    size_t left = r->length;
+    for (int i = 0; i < r->count && left > 0; ++i) {
+      const size_t n = std::min(left, r->pieces[i].size);
+      if (n > 0) localIov_.push_back({r->pieces[i].data, n});
+      left -= n;
+    }
+  }
+  return cmaList(peerPid_, false, localIov_.data(), localIov_.size(), remoteIov_.data(), remoteIov_.size());
+}
+
+void Connection::copyPayload(Request* r, uint64_t pos, size_t n) {
+  if (r->pieces == nullptr) {
+    if (isSend_) {
+      ring_.copyIn(pos, r->data + r->payloadDone, n);
+    } else {
+      ring_.copyOut(pos, r->data + r->payloadDone, n);
+    }
+    r->payloadDone += n;
+    return;
+  }
+  // Payload bytes move in order: the cursor (piece, pieceOffset) follows payloadDone.
+  while (n > 0) {
+    const weftTransportIov_v1& piece = r->pieces[r->piece];
+    const size_t take = std::min(n, piece.size - r->pieceOffset);
+    if (take > 0) {  // an empty piece may have NULL data
+      unsigned char* at = static_cast<unsigned char*>(piece.data) + r->pieceOffset;
+      if (isSend_) {
+        ring_.copyIn(pos, at, take);
+      } else {
+        ring_.copyOut(pos, at, take);
+      }
+    }
+    pos += take;
+    n -= take;
+    r->payloadDone += take;
+    r->pieceOffset += take;
+    if (r->pieceOffset == piece.size) {
+      ++r->piece;
+      r->pieceOffset = 0;
+    }
+  }
 }
 
 bool Connection::readCma(Request* r) {
@@ -251,7 +335,9 @@ bool Connection::readCma(Request* r) {
          static_cast<int>(peerPid_), r->length);
     return false;
   }
-  int err = cmaRead(peerPid_, r->data, r->remote, r->length);
+  int err = r->pieces == nullptr && r->remotePieces == 0 ? cmaRead(peerPid_, r->data, r->remote, r->length)
+                                                         : readCmaList(r);
+  if (error_ != weftSuccess) return false;  // the sender's list did not match its header
   // A pid can be reused once its process is gone; the pidfd cannot. If the process is still there after the
   // read, it was the sender we read from.
   if (err == 0 && processExited(pidfd_)) err = ESRCH;

@@ -125,38 +125,6 @@ weftResult_t tcpGetProperties(void* ctx, weftTransportProps_v1* props) {
   });
 }
 
-// isendv and irecvv (weftTransportVecOps_v1), with the argument checks of the boundary's isend and irecv.
-weftResult_t postVectored(void* comm, bool send, const weftTransportIov_v1* iov, int count, uint32_t tag,
-                          void** request) {
-  const char* call = send ? "isendv" : "irecvv";
-  if (comm == nullptr || request == nullptr) return weftInvalidArgument;
-  auto* c = static_cast<Connection*>(comm);
-  *request = nullptr;
-  const weftPluginHost_v1* host = c->ctx()->host();
-  if (c->isSend() != send) {
-    logf(host, weftLogError, "%s: called on a %s connection", call, c->isSend() ? "send" : "receive");
-    return weftInvalidUsage;
-  }
-  if (iov == nullptr || count < 1) return Boundary::badArgument(host, call, "NULL iov or a count below 1");
-  size_t size = 0;
-  for (int i = 0; i < count; ++i) {
-    if (iov[i].data == nullptr && iov[i].size > 0) {
-      return Boundary::badArgument(host, call, "a piece with NULL data and a size above 0");
-    }
-    if (iov[i].size > SIZE_MAX - size) return Boundary::badArgument(host, call, "the sizes add up past SIZE_MAX");
-    size += iov[i].size;
-  }
-  return Boundary::guarded(host, call, [&] { return c->postv(iov, count, size, tag, request); });
-}
-
-weftResult_t tcpIsendv(void* sendComm, const weftTransportIov_v1* iov, int count, uint32_t tag, void** request) {
-  return postVectored(sendComm, true, iov, count, tag, request);
-}
-
-weftResult_t tcpIrecvv(void* recvComm, const weftTransportIov_v1* iov, int count, uint32_t tag, void** request) {
-  return postVectored(recvComm, false, iov, count, tag, request);
-}
-
 }  // namespace
 }  // namespace weft::tcp
 
@@ -177,8 +145,4 @@ const weftPlugin_v1_t weftPlugin_v1 = {
     .backend = nullptr,
 };
 
-const weftTransportVecOps_v1 weftTransportVec_v1 = {
-    .abiVersion = 1,
-    .isendv = weft::tcp::tcpIsendv,
-    .irecvv = weft::tcp::tcpIrecvv,
-};
+const weftTransportVecOps_v1 weftTransportVec_v1 = weft::tcp::Boundary::vecOps();

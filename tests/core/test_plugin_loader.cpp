@@ -102,7 +102,7 @@ TEST(PluginLoader, IgnoresTransportVecOfUnknownVersion) { expectTransportVecIgno
 
 TEST(PluginLoader, IgnoresTransportVecWithMissingCall) { expectTransportVecIgnored("badveccalls", "1"); }
 
-// tcp offers vectored messages; shm does not (it offers the backend's list extension instead).
+// tcp offers vectored messages.
 TEST(PluginLoader, KeepsTcpTransportVec) {
   LogCapture log;
   LoadedPlugin plugin;
@@ -116,12 +116,14 @@ TEST(PluginLoader, KeepsTcpTransportVec) {
   EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
 }
 
-TEST(PluginLoader, ShmHasNoTransportVec) {
+// shm offers vectored messages too, and the backend's list extension.
+TEST(PluginLoader, KeepsShmTransportVecAndBackendList) {
   LogCapture log;
   LoadedPlugin plugin;
   LoadAttempt a = loadPlugin("shm", {WEFT_PLUGIN_BUILD_DIR}, plugin);
   ASSERT_TRUE(a.loaded) << a.reason;
-  EXPECT_EQ(plugin.transportVec, nullptr);
+  ASSERT_NE(plugin.transportVec, nullptr);
+  EXPECT_EQ(plugin.transportVec->abiVersion, 1U);
   EXPECT_NE(plugin.plugin->backend, nullptr);
   EXPECT_NE(plugin.backendList, nullptr);
   EXPECT_EQ(log.text().find("ignoring"), std::string::npos) << log.text();

@@ -26,6 +26,7 @@
 #include "shm_ring.h"
 #include "shm_wire.h"
 #include "transport_test_support.h"
+#include "vec_test_support.h"
 #include "weft/plugin.h"
 
 namespace {
@@ -80,6 +81,7 @@ class ShmTest : public TransportTest {
   void SetUp() override {
     loadPlugin(WEFT_SHM_PLUGIN_PATH);
     ASSERT_NE(gPlugin, nullptr);
+    loadVecOps();
     clearLog();
     ASSERT_EQ(gPlugin->init(&kHost, &ctx_), weftSuccess);
     listenOn(ctx_);
@@ -802,6 +804,56 @@ TEST_F(ShmTest, NothingLeftBehind) {
     if (before.count(name) == 0) ADD_FAILURE() << "new in /dev/shm: " << name;
     EXPECT_EQ(name.find("weft"), std::string::npos) << name;
   }
+}
+
+// Vectored messages (weftTransportVecOps_v1; vec_test_support.h): inline ones are gathered into the ring
+// and scattered out of it piece by piece; CMA ones are read straight from the sender's pieces (their list
+// read first from the sender's memory) into the receiver's.
+
+TEST_F(ShmTest, VecEntryTable) {
+  ASSERT_NE(gVec, nullptr) << "no " WEFT_TRANSPORT_VEC_SYMBOL_V1;
+  EXPECT_EQ(gVec->abiVersion, 1u);
+  EXPECT_NE(gVec->isendv, nullptr);
+  EXPECT_NE(gVec->irecvv, nullptr);
+}
+
+TEST_P(ShmPath, VecRoundTripRandomLayouts) {
+  ASSERT_NE(gVec, nullptr);
+  for (uint64_t seed : {1, 2}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    vecRoundTrip(ctx_, newPair(), seed, 300);
+  }
+}
+
+// The sender another process: the receiver reads its list of pieces, then the pieces, from its memory.
+TEST_P(ShmPath, VecRoundTripForkedSender) {
+  ASSERT_NE(gVec, nullptr);
+  pid_t pid = forkSender(handle_, 78, [&](void* ctx, void* send) {
+    std::vector<VecMessage> msgs = makeVecMessages(3, 120);
+    sendAllVec(ctx, send, msgs, 6);
+  });
+  ASSERT_GT(pid, 0);
+  uint64_t id = 0;
+  void* recv = acceptFrom(ctx_, listen_, &id);
+  ASSERT_NE(recv, nullptr);
+  std::vector<VecMessage> msgs = makeVecMessages(3, 120);
+  recvAllVec(ctx_, recv, msgs, 6);
+  EXPECT_EQ(gOps->closeRecv(recv), weftSuccess);
+  EXPECT_EQ(reap(pid), 0);
+}
+
+// Inline messages (checked at the header, the payload never copied out) and, past 64 KiB, a CMA one (whose
+// sender then waits for a read that never comes) or one through the ring.
+TEST_P(ShmPath, VecLongerMessageFailsWithoutOverflow) {
+  ASSERT_NE(gVec, nullptr);
+  vecLongerMessageFails(
+      ctx_, [&]() -> Pair& { return newPair(); },
+      {{{30, 0, 40, 1, 29}, 200}, {{3000, 0, 1, 1999}, 6000}, {{70000, 0, 1, 29999}, 200000, !cma()}});
+}
+
+TEST_F(ShmTest, VecBadArguments) {
+  ASSERT_NE(gVec, nullptr);
+  vecBadArguments(ctx_, newPair());
 }
 
 TEST_F(ShmTest, BadArguments) {
