@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -849,6 +850,27 @@ TEST_P(ShmPath, VecLongerMessageFailsWithoutOverflow) {
   vecLongerMessageFails(
       ctx_, [&]() -> Pair& { return newPair(); },
       {{{30, 0, 40, 1, 29}, 200}, {{3000, 0, 1, 1999}, 6000}, {{70000, 0, 1, 29999}, 200000, !cma()}});
+}
+
+// A sender that changes its list of pieces after isendv (which the ABI forbids) cannot make the receiver
+// read more, or other, bytes than its header announced: the list is checked against the header first.
+TEST_F(ShmTest, VecSenderListChangedAfterPostIsCaught) {
+  ASSERT_NE(gVec, nullptr);
+  Pair& p = newPair();
+  if (!logContains("large messages by CMA")) GTEST_SKIP() << "CMA is not available here";
+  std::vector<unsigned char> a(100000, 1);
+  std::vector<unsigned char> b(100000, 2);
+  std::vector<unsigned char> in(200000, 0);
+  weftTransportIov_v1 iov[2] = {{a.data(), a.size()}, {b.data(), b.size()}};
+  void* sr = nullptr;
+  void* rr = nullptr;
+  ASSERT_EQ(gVec->isendv(p.send, iov, 2, 9, &sr), weftSuccess);
+  iov[1].size = 5;
+  ASSERT_EQ(gOps->irecv(p.recv, in.data(), in.size(), 9, nullptr, &rr), weftSuccess);
+  size_t size = 0;
+  EXPECT_EQ(waitRequest(ctx_, rr, &size), weftRemoteError);
+  EXPECT_TRUE(logContains("the sender's 2 pieces do not add up to its 200000-byte message (tag 9)"));
+  EXPECT_TRUE(std::all_of(in.begin(), in.end(), [](unsigned char c) { return c == 0; }));
 }
 
 TEST_F(ShmTest, VecBadArguments) {
