@@ -155,9 +155,11 @@ void Runner::allToAll() {
   const unsigned char* source = send_;
   std::vector<unsigned char> copy;
   if (staged) {
+    // The peers read only their blocks: ours stays out of the staging area (at 2 ranks, half the bytes to
+    // write there, and to be visible to the peer at the publishing step's fence).
     stageInput(total);
-    std::memcpy(myInput(), send_, total);
-    source = myInput();
+    std::memcpy(myInput(), send_, mine);
+    std::memcpy(myInput() + mine + bytes_, send_ + mine + bytes_, total - mine - bytes_);
   } else if (send_ == recv_) {
     // In place, a peer would read our block while we overwrite it: let the peers read a copy.
     copy.assign(send_, send_ + total);
@@ -169,7 +171,7 @@ void Runner::allToAll() {
   for (int r = 0; r < p_; ++r) {
     unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
     if (r == me_) {
-      if (dst != source + mine) std::memmove(dst, source + mine, bytes_);
+      if (dst != source + mine) std::memmove(dst, source + mine, bytes_);  // in place: already there
     } else if (staged) {
       std::memcpy(dst, input(r) + mine, bytes_);
     } else {
