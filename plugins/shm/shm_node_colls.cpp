@@ -77,12 +77,21 @@ void Runner::allReduce() {
 void Runner::reduceScatter() {
   NodeDescriptor d = describe(op_);
   size_t mine = static_cast<size_t>(me_) * bytes_;
-  if (bytes_ * static_cast<size_t>(p_) <= c_.stageLimit(op_.coll)) {
-    stageInput(bytes_ * static_cast<size_t>(p_));
-    std::memcpy(myInput(), send_, bytes_ * static_cast<size_t>(p_));
+  const size_t total = bytes_ * static_cast<size_t>(p_);
+  if (total <= c_.stageLimit(op_.coll)) {
+    // As AllToAll: the peers read only their blocks, so ours stays out of the staging area and is reduced
+    // from sendbuff, unless the output is that block (in place), which the reduction overwrites.
+    const bool inPlace = recv_ == send_ + mine;
+    stageInput(total);
+    if (inPlace) {
+      std::memcpy(myInput(), send_, total);
+    } else {
+      std::memcpy(myInput(), send_, mine);
+      std::memcpy(myInput() + mine + bytes_, send_ + mine + bytes_, total - mine - bytes_);
+    }
     c_.publish(&d);
     c_.waitAll();
-    reduceStaged(recv_, mine, op_.count);
+    reduceStaged(recv_, mine, op_.count, inPlace ? nullptr : send_ + mine);
     return;
   }
   c_.publish(&d);
@@ -127,13 +136,14 @@ void Runner::allGatherDirect() {
   }
 }
 
-void Runner::reduceStaged(unsigned char* dst, size_t offset, size_t count) {
+void Runner::reduceStaged(unsigned char* dst, size_t offset, size_t count, const unsigned char* own) {
+  auto in = [&](int r) { return r == me_ && own != nullptr ? own : input(r) + offset; };
   if (p_ == 1) {
-    std::memcpy(dst, input(0) + offset, count * es_);
+    std::memcpy(dst, in(0), count * es_);
     return;
   }
-  c_.reduce(dst, input(0) + offset, input(1) + offset, count, op_.datatype, op_.op);
-  for (int r = 2; r < p_; ++r) c_.reduce(dst, dst, input(r) + offset, count, op_.datatype, op_.op);
+  c_.reduce(dst, in(0), in(1), count, op_.datatype, op_.op);
+  for (int r = 2; r < p_; ++r) c_.reduce(dst, dst, in(r), count, op_.datatype, op_.op);
 }
 
 void Runner::gatherStaged(size_t offset) {

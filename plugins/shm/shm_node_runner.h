@@ -74,8 +74,9 @@ class Runner {
 
   // The staged parts, for one call of a batch too (runNodeBatch), whose input lies at `offset` in every
   // rank's staging area: dst = input(0)[offset..] op input(1)[offset..] op ... for count elements, in rank
-  // order; AllGather's blocks copied out.
-  void reduceStaged(unsigned char* dst, size_t offset, size_t count);
+  // order; AllGather's blocks copied out. `own`, when set, is this rank's part, read there instead of from
+  // its staging area (which then need not hold it); it must not overlap dst.
+  void reduceStaged(unsigned char* dst, size_t offset, size_t count, const unsigned char* own = nullptr);
   void gatherStaged(size_t offset);
 
   void allToAll();
