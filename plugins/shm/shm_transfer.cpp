@@ -274,6 +274,7 @@ int Connection::readCmaList(Request* r) {
       if (piece.size > 0) remoteIov_.push_back({piece.data, piece.size});
     }
     if (!fits || total != r->length) {
+      if (processExited(pidfd_)) return ESRCH;  // its pid reused: what we read was another process's
       fail(weftRemoteError, "the sender's %u pieces do not add up to its %zu-byte message (tag %u)",
            r->remotePieces, r->length, r->tag);
       return 0;
