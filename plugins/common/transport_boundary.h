@@ -1,6 +1,7 @@
 // The C ABI boundary shared by the transport plugins: every call checks its arguments and lets no
 // exception escape into Weft (each becomes a logged error code). A plugin names its parts in a traits
-// struct and takes its weftTransportOps_v1 table from TransportBoundary<Traits>::kOps.
+// struct and takes its weftTransportOps_v1 table from TransportBoundary<Traits>::kOps (and its
+// weftTransportVecOps_v1 from vecOps(), where its Connection has postv()).
 //
 // Header-only and free of core/: plugins still include nothing of Weft but include/weft/plugin.h.
 #ifndef WEFT_PLUGINS_COMMON_TRANSPORT_BOUNDARY_H
@@ -225,8 +226,8 @@ struct TransportBoundary {
       .closeListen = closeListen,
   };
 
-  // The vectored extension, exported as WEFT_TRANSPORT_VEC_SYMBOL_V1 by the plugins that have it. A member
-  // template's body is compiled only where used, so plugins without postv do not need one.
+  // The vectored extension, exported as WEFT_TRANSPORT_VEC_SYMBOL_V1 by the plugins that have it. A class
+  // template's member functions are compiled only where used, so a plugin without postv need not have one.
   static constexpr weftTransportVecOps_v1 vecOps() {
     return {.abiVersion = 1, .isendv = isendv, .irecvv = irecvv};
   }
