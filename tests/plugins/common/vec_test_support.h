@@ -197,12 +197,30 @@ inline std::vector<VecMessage> makeVecMessages(uint64_t seed, size_t count) {
   return msgs;
 }
 
+// The plugin exports the extension, with both calls.
+inline void expectVecEntryTable() {
+  ASSERT_NE(gVec, nullptr) << "no " WEFT_TRANSPORT_VEC_SYMBOL_V1;
+  EXPECT_EQ(gVec->abiVersion, 1u);
+  EXPECT_NE(gVec->isendv, nullptr);
+  EXPECT_NE(gVec->irecvv, nullptr);
+}
+
 // All of makeVecMessages(seed, count) in flight at once, the receiver in a thread of its own.
 inline void vecRoundTrip(void* ctx, const Pair& p, uint64_t seed, size_t count) {
   std::vector<VecMessage> msgs = makeVecMessages(seed, count);
   std::thread receiver([&] { recvAllVec(ctx, p.recv, msgs, 6); });
   sendAllVec(ctx, p.send, msgs, 6);
   receiver.join();
+}
+
+// vecRoundTrip with 300 messages of seeds 1 and 2, each on a new pair from newPair().
+template <typename NewPair>
+void vecRoundTrips(void* ctx, NewPair newPair) {
+  ASSERT_NE(gVec, nullptr);
+  for (uint64_t seed : {1, 2}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    vecRoundTrip(ctx, newPair(), seed, 300);
+  }
 }
 
 // A message longer than the pieces of its irecvv fails, writes nothing, and leaves the connection failed.
