@@ -864,6 +864,26 @@ TEST_F(ShmTest, VecSenderListChangedAfterPostIsCaught) {
   EXPECT_TRUE(std::all_of(in.begin(), in.end(), [](unsigned char c) { return c == 0; }));
 }
 
+// A vectored send of more pieces than a receiver reads a list of (kMaxCmaPieces) goes through the ring.
+TEST_F(ShmTest, VecMorePiecesThanACmaListGoThroughTheRing) {
+  ASSERT_NE(gVec, nullptr);
+  Pair& p = newPair();
+  const size_t count = size_t{weft::shm::kMaxCmaPieces} + 1;
+  std::vector<unsigned char> out = makeMessage(5, count);
+  std::vector<weftTransportIov_v1> iov(count);
+  for (size_t i = 0; i < count; ++i) iov[i] = {&out[i], 1};
+  std::vector<unsigned char> in(count, 0);
+  void* sr = nullptr;
+  void* rr = nullptr;
+  ASSERT_EQ(gOps->irecv(p.recv, in.data(), in.size(), 3, nullptr, &rr), weftSuccess);
+  ASSERT_EQ(gVec->isendv(p.send, iov.data(), static_cast<int>(count), 3, &sr), weftSuccess);
+  size_t size = 0;
+  ASSERT_EQ(waitRequest(ctx_, rr, &size), weftSuccess);
+  EXPECT_EQ(size, count);
+  EXPECT_TRUE(checkMessage(5, in.data(), in.size()));
+  EXPECT_EQ(waitRequest(ctx_, sr, &size), weftSuccess);
+}
+
 TEST_F(ShmTest, VecBadArguments) {
   ASSERT_NE(gVec, nullptr);
   vecBadArguments(ctx_, newPair());
