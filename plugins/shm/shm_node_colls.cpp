@@ -82,13 +82,7 @@ void Runner::reduceScatter() {
     // As AllToAll: the peers read only their blocks, so ours stays out of the staging area and is reduced
     // from sendbuff, unless the output is that block (in place), which the reduction overwrites.
     const bool inPlace = recv_ == send_ + mine;
-    stageInput(total);
-    if (inPlace) {
-      std::memcpy(myInput(), send_, total);
-    } else {
-      std::memcpy(myInput(), send_, mine);
-      std::memcpy(myInput() + mine + bytes_, send_ + mine + bytes_, total - mine - bytes_);
-    }
+    stageBlocks(inPlace);
     c_.publish(&d);
     c_.waitAll();
     reduceStaged(recv_, mine, op_.count, inPlace ? nullptr : send_ + mine);
@@ -136,6 +130,18 @@ void Runner::allGatherDirect() {
   }
 }
 
+void Runner::stageBlocks(bool withOwn) {
+  const size_t total = bytes_ * static_cast<size_t>(p_);
+  const size_t mine = static_cast<size_t>(me_) * bytes_;
+  stageInput(total);
+  if (withOwn) {
+    std::memcpy(myInput(), send_, total);
+    return;
+  }
+  std::memcpy(myInput(), send_, mine);
+  std::memcpy(myInput() + mine + bytes_, send_ + mine + bytes_, total - mine - bytes_);
+}
+
 void Runner::reduceStaged(unsigned char* dst, size_t offset, size_t count, const unsigned char* own) {
   auto in = [&](int r) { return r == me_ && own != nullptr ? own : input(r) + offset; };
   if (p_ == 1) {
@@ -167,9 +173,7 @@ void Runner::allToAll() {
   if (staged) {
     // The peers read only their blocks: ours stays out of the staging area (at 2 ranks, half the bytes to
     // write there, and to be visible to the peer at the publishing step's fence).
-    stageInput(total);
-    std::memcpy(myInput(), send_, mine);
-    std::memcpy(myInput() + mine + bytes_, send_ + mine + bytes_, total - mine - bytes_);
+    stageBlocks(false);
   } else if (send_ == recv_) {
     // In place, a peer would read our block while we overwrite it: let the peers read a copy.
     copy.assign(send_, send_ + total);

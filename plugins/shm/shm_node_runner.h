@@ -78,6 +78,9 @@ class Runner {
   // its staging area (which then need not hold it); it must not overlap dst.
   void reduceStaged(unsigned char* dst, size_t offset, size_t count, const unsigned char* own = nullptr);
   void gatherStaged(size_t offset);
+  // Stages the p blocks of an AllToAll's or ReduceScatter's input, all but this rank's own (which no peer
+  // reads) unless withOwn.
+  void stageBlocks(bool withOwn);
 
   void allToAll();
   void broadcast();

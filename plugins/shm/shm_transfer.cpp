@@ -295,30 +295,22 @@ int Connection::readCmaList(Request* r) {
 }
 
 void Connection::copyPayload(Request* r, uint64_t pos, size_t n) {
-  if (r->pieces == nullptr) {
+  auto move = [&](unsigned char* user, size_t bytes) {
     if (isSend_) {
-      ring_.copyIn(pos, r->data + r->payloadDone, n);
+      ring_.copyIn(pos, user, bytes);
     } else {
-      ring_.copyOut(pos, r->data + r->payloadDone, n);
+      ring_.copyOut(pos, user, bytes);
     }
-    r->payloadDone += n;
-    return;
-  }
+    pos += bytes;
+    r->payloadDone += bytes;
+  };
+  if (r->pieces == nullptr) return move(r->data + r->payloadDone, n);
   // Payload bytes move in order: the cursor (piece, pieceOffset) follows payloadDone.
   while (n > 0) {
     const weftTransportIov_v1& piece = r->pieces[r->piece];
     const size_t take = std::min(n, piece.size - r->pieceOffset);
-    if (take > 0) {  // an empty piece may have NULL data
-      unsigned char* at = static_cast<unsigned char*>(piece.data) + r->pieceOffset;
-      if (isSend_) {
-        ring_.copyIn(pos, at, take);
-      } else {
-        ring_.copyOut(pos, at, take);
-      }
-    }
-    pos += take;
+    if (take > 0) move(static_cast<unsigned char*>(piece.data) + r->pieceOffset, take);  // empty: maybe NULL
     n -= take;
-    r->payloadDone += take;
     r->pieceOffset += take;
     if (r->pieceOffset == piece.size) {
       ++r->piece;
