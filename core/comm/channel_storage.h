@@ -36,9 +36,13 @@ struct ChannelStorage {
   std::deque<ChannelTransfer> transfers;  // deque: pointers in Requests and `active` stay valid as it grows
   size_t used = 0;                        // the current operation's transfers are the first `used`
   std::vector<ChannelTransfer*> active;   // not yet done, oldest first
-  std::vector<int> unstarted;             // per queue: transfers posted but not started
-  std::vector<char> blocked;              // per queue, during one progress pass
-  std::vector<Request> kept;              // CommChannel::keep: a batch's Send/Recv, waited for at its end
+  // Per queue (2 per peer), sized once: a Send/Recv on a large communicator must not clear 2 x nranks
+  // counters per operation or per pass.
+  std::vector<int> unstarted;         // transfers posted but not started (all 0 when unstartedTotal is 0)
+  size_t unstartedTotal = 0;          // their sum: an operation that ended early leaves it above 0
+  std::vector<uint32_t> blockedPass;  // == pass: blocked during the current progress pass
+  uint32_t pass = 0;                  // numbers progress passes (0 is never current)
+  std::vector<Request> kept;          // CommChannel::keep: a batch's Send/Recv, waited for at its end
   bool inUse = false;
 };
 

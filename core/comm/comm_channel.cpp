@@ -37,8 +37,12 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation
   store_.used = 0;
   store_.active.clear();
   store_.kept.clear();
-  store_.unstarted.assign(static_cast<size_t>(comm.nranks) * 2, 0);
-  store_.blocked.assign(static_cast<size_t>(comm.nranks) * 2, 0);
+  const size_t queues = static_cast<size_t>(comm.nranks) * 2;
+  if (store_.unstartedTotal != 0 || store_.unstarted.size() != queues) {
+    store_.unstarted.assign(queues, 0);
+    store_.unstartedTotal = 0;
+  }
+  if (store_.blockedPass.size() != queues) store_.blockedPass.assign(queues, 0);
   if (lane_ != nullptr) collectiveTag_ = lane_->collectiveCount++;
   // By hand rather than with fmt: this runs for every operation, and fmt's formatting machinery cost more
   // than the rest of a small Send/Recv's setup.
@@ -143,9 +147,12 @@ void CommChannel::scatterBounce(Transfer& t) {
 
 Request CommChannel::post(Transfer& t) {
   // Start now unless an older message of the same queue is still waiting for its connection.
-  if (store_.unstarted[queueOf(t)] > 0 || !start(t)) ++store_.unstarted[queueOf(t)];
+  if (store_.unstarted[queueOf(t)] > 0 || !start(t)) {
+    ++store_.unstarted[queueOf(t)];
+    ++store_.unstartedTotal;
+  }
   if (!t.done) store_.active.push_back(&t);
-  return {&t, t.peer, t.bytes, t.isRecv};
+  return {&t};
 }
 
 bool CommChannel::start(Transfer& t) {
@@ -222,16 +229,20 @@ bool CommChannel::finish(Transfer& t) {
 
 bool CommChannel::progress(const Transfer*& stalled) {
   bool progressed = false;
-  std::fill(store_.blocked.begin(), store_.blocked.end(), 0);
+  if (++store_.pass == 0) {  // wrapped: stamps of old passes could look current
+    std::fill(store_.blockedPass.begin(), store_.blockedPass.end(), 0);
+    store_.pass = 1;
+  }
   for (Transfer* t : store_.active) {
     if (!t->started) {
       size_t queue = queueOf(*t);
-      if (store_.blocked[queue] || !start(*t)) {
-        store_.blocked[queue] = 1;  // younger messages of this queue must not overtake it
+      if (store_.blockedPass[queue] == store_.pass || !start(*t)) {
+        store_.blockedPass[queue] = store_.pass;  // younger messages of this queue must not overtake it
         stalled = t;
         continue;
       }
       --store_.unstarted[queue];
+      --store_.unstartedTotal;
       progressed = true;
       if (t->done) continue;
     }

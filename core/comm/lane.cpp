@@ -16,7 +16,7 @@ thread_local LaneState* boundLane = nullptr;
 size_t LaneState::bytesHeld() const {
   size_t bytes = sizeof(*this) + storage.transfers.size() * sizeof(ChannelTransfer) +
                  capacityBytes(storage.active) + capacityBytes(storage.unstarted) +
-                 capacityBytes(storage.blocked) + capacityBytes(storage.kept);
+                 capacityBytes(storage.blockedPass) + capacityBytes(storage.kept);
   for (const ChannelTransfer& t : storage.transfers) bytes += capacityBytes(t.pieces) + capacityBytes(t.bounce);
   return bytes + summedCapacityBytes(scratch) + fusionBuffers[0].capacity() + fusionBuffers[1].capacity() +
          bounce.capacity() + summedCapacityBytes(selfMessages) + capacityBytes(fusedCalls);

@@ -237,7 +237,7 @@ class MemoryChannel final : public Channel {
   }
 
   Request track(std::shared_ptr<MemoryWorld::Transfer> transfer) {
-    Request request{transfer.get(), transfer->peer, transfer->bytes, transfer->isRecv};
+    Request request{transfer.get()};
     live_.emplace(transfer.get(), std::move(transfer));
     return request;
   }
