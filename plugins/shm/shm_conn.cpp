@@ -60,9 +60,9 @@ Connection::Connection(Context* ctx, bool isSend, Endpoint&& ep)
 
 Connection::~Connection() {
   ctx_->remove(this);  // before the segment goes: waitReady may be looking at it
-  if (outstanding_ > 0) {
+  if (requests_.outstanding() > 0) {
     logf(ctx_->host(), weftLogDebug, "closing %s connection with pid %d with %zu requests outstanding",
-         isSend_ ? "send" : "receive", static_cast<int>(peerPid_), outstanding_);
+         isSend_ ? "send" : "receive", static_cast<int>(peerPid_), requests_.outstanding());
   }
   // shutdown, not only close: a forked child may hold a copy of the socket, and the peer must see us go.
   shutdown(socket_.fd(), SHUT_RDWR);
@@ -90,15 +90,8 @@ weftResult_t Connection::postv(const weftTransportIov_v1* iov, int count, size_t
 }
 
 Request* Connection::newRequest(size_t size, uint32_t tag) {
-  Request* r = free_;
-  if (r != nullptr) {
-    free_ = r->next;
-  } else {
-    r = &pool_.emplace_back();
-  }
-  *r = Request{};
+  Request* r = requests_.push();
   r->conn = this;
-  r->state = RequestState::Active;
   r->size = size;
   r->tag = tag;
   if (isSend_) r->length = size;
@@ -106,15 +99,8 @@ Request* Connection::newRequest(size_t size, uint32_t tag) {
 }
 
 void Connection::enqueue(Request* r, void** request) {
-  if (tail_ != nullptr) {
-    tail_->next = r;
-  } else {
-    head_ = r;
-  }
-  tail_ = r;
-  ++outstanding_;
   // Start right away when nothing is ahead; otherwise the next test() moves the queue together.
-  bool first = isSend_ ? cursor_ == nullptr : head_ == r;
+  bool first = isSend_ ? cursor_ == nullptr : requests_.head() == r;
   if (isSend_ && cursor_ == nullptr) cursor_ = r;
   if (first) progress();
   *request = r;
@@ -129,7 +115,7 @@ weftResult_t Connection::test(Request* r, int* done, size_t* size) {
   *done = 1;
   weftResult_t result = r->state == RequestState::Done ? weftSuccess : r->error;
   if (size != nullptr) *size = result == weftSuccess ? r->length : 0;
-  release(r);
+  requests_.release(r);
   return result;
 }
 
@@ -140,7 +126,7 @@ bool Connection::progress() {
   noteWaiting(0);
   owner_.store(&tThreadMarker, std::memory_order_relaxed);
   bool moved = isSend_ ? progressSend() : progressRecv();
-  if (error_ == weftSuccess) socket_.want(head_ != nullptr ? POLLIN | POLLRDHUP : 0);
+  if (error_ == weftSuccess) socket_.want(requests_.head() != nullptr ? POLLIN | POLLRDHUP : 0);
   return moved;
 }
 
@@ -184,7 +170,7 @@ void Connection::checkPeer() {
   }
   // What the peer published before it went is still in the ring: deliver it, then fail what never can be.
   progress();
-  if (error_ == weftSuccess && head_ != nullptr) {
+  if (error_ == weftSuccess && requests_.head() != nullptr) {
     if (isSend_ && !replied_) {
       fail(weftRemoteError,
            "the listener closed the connection before accepting it (wrong job token, or it exited)");
@@ -237,13 +223,6 @@ bool Connection::readReply() {
   return true;
 }
 
-void Connection::complete(Request* r) {
-  head_ = r->next;
-  if (head_ == nullptr) tail_ = nullptr;
-  r->next = nullptr;
-  r->state = RequestState::Done;
-}
-
 void Connection::fail(weftResult_t result, const char* format, ...) {
   char message[512];
   va_list args;
@@ -253,26 +232,13 @@ void Connection::fail(weftResult_t result, const char* format, ...) {
   logf(ctx_->host(), weftLogWarn, "%s pid %d: %s", isSend_ ? "send to" : "receive from",
        static_cast<int>(peerPid_), message);
   error_ = result;
-  for (Request* r = head_; r != nullptr;) {
-    Request* next = r->next;
-    r->next = nullptr;
-    r->state = RequestState::Failed;
-    r->error = result;
-    r = next;
-  }
-  head_ = tail_ = cursor_ = nullptr;
+  requests_.failAll(result);
+  cursor_ = nullptr;
   noteWaiting(0);
   // The stream is out of step (or gone): tell the peer rather than leave it waiting.
   shutdown(socket_.fd(), SHUT_RDWR);
   socket_.want(0);
   ringDoorbell(peerDoorbell_);
-}
-
-void Connection::release(Request* r) {
-  r->state = RequestState::Free;
-  r->next = free_;
-  free_ = r;
-  --outstanding_;
 }
 
 }  // namespace weft::shm

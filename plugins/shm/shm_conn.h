@@ -9,9 +9,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <vector>
 
+#include "common/request_queue.h"
 #include "shm_context.h"
 #include "shm_doorbell.h"
 #include "shm_ring.h"
@@ -26,7 +26,7 @@ class Connection;
 // agreed on it (else through the ring too, in pieces).
 inline constexpr size_t kInlineMaxBytes = size_t{64} << 10;
 
-enum class RequestState : uint8_t { Free, Active, Done, Failed };
+using plugins::RequestState;
 
 struct Request {
   Connection* conn = nullptr;
@@ -108,9 +108,7 @@ class Connection {
   void publishHead();
   void publishTail();
   void noteWaiting(uint8_t mask);
-  void complete(Request* r);
   void fail(weftResult_t result, const char* format, ...) __attribute__((format(printf, 3, 4)));
-  void release(Request* r);
 
   Context* ctx_;
   bool isSend_;
@@ -145,12 +143,8 @@ class Connection {
   std::atomic<uint64_t> seenTail_{0};
   std::atomic<uint64_t> seenCmaDone_{0};
 
-  Request* head_ = nullptr;    // oldest request not yet reported
-  Request* tail_ = nullptr;    // newest request
-  Request* cursor_ = nullptr;  // send side: first request not fully written into the ring
-  Request* free_ = nullptr;
-  std::deque<Request> pool_;  // stable addresses
-  size_t outstanding_ = 0;    // posted and not yet reported
+  plugins::RequestQueue<Request> requests_;  // posted, oldest first (head: the oldest not yet reported)
+  Request* cursor_ = nullptr;                // send side: first request not fully written into the ring
   // readCmaList's lists, kept from message to message.
   std::vector<weftTransportIov_v1> remoteList_;
   std::vector<iovec> localIov_;

@@ -38,7 +38,7 @@ void Connection::publishHead() {
 }
 
 bool Connection::progressSend() {
-  if (head_ == nullptr) {
+  if (requests_.head() == nullptr) {
     noteWaiting(0);
     return false;
   }
@@ -55,7 +55,7 @@ bool Connection::progressSend() {
   // comes by the socket, and rings our doorbell).
   if (cursor_ != nullptr && (cursor_->started || replied_ || cursor_->length <= kInlineMaxBytes))
     mask |= kWaitSpace;
-  if (head_ != nullptr && head_->cma) mask |= kWaitCma;
+  if (requests_.head() != nullptr && requests_.head()->cma) mask |= kWaitCma;
   noteWaiting(mask);
   return moved;
 }
@@ -135,8 +135,9 @@ bool Connection::completeSends() {
   }
   // In post order: a message written into the ring is done (its buffer may be reused), a CMA message when
   // the receiver has read it; neither is reported before the ones posted ahead of it.
-  while (head_ != nullptr && head_ != cursor_ && (!head_->cma || head_->cmaSeq <= cmaDoneSeen_)) {
-    complete(head_);
+  while (requests_.head() != nullptr && requests_.head() != cursor_ &&
+         (!requests_.head()->cma || requests_.head()->cmaSeq <= cmaDoneSeen_)) {
+    requests_.complete(requests_.head());
     moved = true;
   }
   return moved;
@@ -166,8 +167,8 @@ void Connection::publishTail() {
 bool Connection::progressRecv() {
   bool moved = false;
   uint8_t mask = 0;
-  while (head_ != nullptr) {
-    Request* r = head_;
+  while (requests_.head() != nullptr) {
+    Request* r = requests_.head();
     if (!r->started) {
       if (!readHeader(r)) {
         if (error_ == weftSuccess) mask = kWaitData;
@@ -176,7 +177,7 @@ bool Connection::progressRecv() {
       moved = true;
       if (r->cma) {
         if (!readCma(r)) break;
-        complete(r);
+        requests_.complete(r);
         continue;
       }
     }
@@ -199,7 +200,7 @@ bool Connection::progressRecv() {
       mask = kWaitData;
       break;
     }
-    complete(r);
+    requests_.complete(r);
   }
   if (error_ != weftSuccess) return true;
   publishTail();

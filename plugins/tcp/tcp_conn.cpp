@@ -17,9 +17,9 @@ Connection::Connection(Context* ctx, int fd, bool isSend, const sockaddr_storage
 }
 
 Connection::~Connection() {
-  if (outstanding_ > 0) {
+  if (requests_.outstanding() > 0) {
     logf(ctx_->host(), weftLogDebug, "closing %s connection with %s with %zu requests outstanding",
-         isSend_ ? "send" : "receive", peer_.c_str(), outstanding_);
+         isSend_ ? "send" : "receive", peer_.c_str(), requests_.outstanding());
   }
 }
 
@@ -44,15 +44,8 @@ weftResult_t Connection::postv(const weftTransportIov_v1* iov, int count, size_t
 }
 
 Request* Connection::newRequest(size_t size, uint32_t tag) {
-  Request* r = free_;
-  if (r != nullptr) {
-    free_ = r->next;
-  } else {
-    r = &pool_.emplace_back();
-  }
-  *r = Request{};
+  Request* r = requests_.push();
   r->conn = this;
-  r->state = RequestState::Active;
   r->size = size;
   r->tag = tag;
   if (isSend_) {
@@ -63,15 +56,8 @@ Request* Connection::newRequest(size_t size, uint32_t tag) {
 }
 
 void Connection::enqueue(Request* r, void** request) {
-  if (tail_ != nullptr) {
-    tail_->next = r;
-  } else {
-    head_ = r;
-  }
-  tail_ = r;
-  ++outstanding_;
   // Start right away when nothing is ahead; otherwise the next test() sends the queue together.
-  if (head_ == r) progress();
+  if (requests_.head() == r) progress();
   *request = r;
 }
 
@@ -84,7 +70,7 @@ weftResult_t Connection::test(Request* r, int* done, size_t* size) {
   *done = 1;
   weftResult_t result = r->state == RequestState::Done ? weftSuccess : r->error;
   if (size != nullptr) *size = result == weftSuccess ? r->length : 0;
-  release(r);
+  requests_.release(r);
   return result;
 }
 
@@ -96,13 +82,6 @@ void Connection::progress() {
   }
 }
 
-void Connection::complete(Request* r) {
-  head_ = r->next;
-  if (head_ == nullptr) tail_ = nullptr;
-  r->next = nullptr;
-  r->state = RequestState::Done;
-}
-
 void Connection::fail(weftResult_t result, const char* format, ...) {
   char message[512];
   va_list args;
@@ -111,24 +90,10 @@ void Connection::fail(weftResult_t result, const char* format, ...) {
   va_end(args);
   logf(ctx_->host(), weftLogWarn, "%s %s: %s", isSend_ ? "send to" : "receive from", peer_.c_str(), message);
   error_ = result;
-  for (Request* r = head_; r != nullptr;) {
-    Request* next = r->next;
-    r->next = nullptr;
-    r->state = RequestState::Failed;
-    r->error = result;
-    r = next;
-  }
-  head_ = tail_ = nullptr;
+  requests_.failAll(result);
   // The stream is out of step (or gone): tell the peer rather than leave it waiting.
   shutdown(socket_.fd(), SHUT_RDWR);
   socket_.want(0);
-}
-
-void Connection::release(Request* r) {
-  r->state = RequestState::Free;
-  r->next = free_;
-  free_ = r;
-  --outstanding_;
 }
 
 }  // namespace weft::tcp

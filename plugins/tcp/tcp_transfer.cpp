@@ -78,11 +78,11 @@ void copyToPayload(Request* r, const unsigned char* from, size_t bytes) {
 }  // namespace
 
 void Connection::progressSend() {
-  while (head_ != nullptr) {
+  while (requests_.head() != nullptr) {
     iovec iov[kMaxIov];
     int n = 0;
     // Stream order: a later message only after all of the earlier one.
-    for (Request* r = head_; r != nullptr && n + 2 <= kMaxIov; r = r->next) {
+    for (Request* r = requests_.head(); r != nullptr && n + 2 <= kMaxIov; r = r->next) {
       if (r->headerDone < kHeaderBytes) iov[n++] = {r->header + r->headerDone, kHeaderBytes - r->headerDone};
       bool whole = false;
       n += fillPayloadIov(*r, iov + n, kMaxIov - n, &whole);
@@ -100,8 +100,8 @@ void Connection::progressSend() {
       return;
     }
     size_t left = static_cast<size_t>(sent);
-    while (head_ != nullptr) {
-      Request* r = head_;
+    while (requests_.head() != nullptr) {
+      Request* r = requests_.head();
       size_t h = std::min(left, kHeaderBytes - r->headerDone);
       r->headerDone += h;
       left -= h;
@@ -109,10 +109,10 @@ void Connection::progressSend() {
       advancePayload(r, p);
       left -= p;
       if (r->headerDone < kHeaderBytes || r->payloadDone < r->length) break;
-      complete(r);
+      requests_.complete(r);
     }
   }
-  socket_.want(head_ != nullptr ? POLLOUT : 0);
+  socket_.want(requests_.head() != nullptr ? POLLOUT : 0);
 }
 
 bool Connection::consumeBuffered(Request* r) {
@@ -129,26 +129,26 @@ bool Connection::consumeBuffered(Request* r) {
   take = std::min(avail, r->length - r->payloadDone);
   copyToPayload(r, from, take);
   bounceBegin_ += take;
-  if (r->payloadDone == r->length) complete(r);
+  if (r->payloadDone == r->length) requests_.complete(r);
   return true;
 }
 
 bool Connection::drainBounce() {
-  while (head_ != nullptr && bounceBegin_ < bounceEnd_) {
-    if (!consumeBuffered(head_)) return false;
+  while (requests_.head() != nullptr && bounceBegin_ < bounceEnd_) {
+    if (!consumeBuffered(requests_.head())) return false;
   }
   return true;
 }
 
 void Connection::progressRecv() {
   if (!drainBounce()) return;
-  if (head_ != nullptr && drained_) {
+  if (requests_.head() != nullptr && drained_) {
     pollfd p{socket_.fd(), POLLIN, 0};
     if (poll(&p, 1, 0) == 0) return;
     drained_ = false;
   }
-  while (head_ != nullptr) {
-    Request* r = head_;
+  while (requests_.head() != nullptr) {
+    Request* r = requests_.head();
     // A small message is read with whatever follows into the bounce buffer (one call). Otherwise the header
     // first (its length bounds what may be read), then the payload and the next header together.
     bool small = r->headerDone == 0 && r->size <= kSmallReceive;
@@ -200,13 +200,13 @@ void Connection::progressRecv() {
     left -= p;
     if (r->payloadDone < r->length) continue;
     Request* next = r->next;
-    complete(r);
+    requests_.complete(r);
     if (left > 0) {
       next->headerDone = left;
       if (left == kHeaderBytes && !headerArrived(next)) return;
     }
   }
-  socket_.want(head_ != nullptr ? POLLIN : 0);
+  socket_.want(requests_.head() != nullptr ? POLLIN : 0);
 }
 
 bool Connection::headerArrived(Request* r) {
@@ -225,7 +225,7 @@ bool Connection::headerArrived(Request* r) {
     return false;
   }
   r->length = h.length;
-  if (r->length == 0) complete(r);
+  if (r->length == 0) requests_.complete(r);
   return true;
 }
 
