@@ -199,11 +199,8 @@ bool NodeComm::connect(const unsigned char* addresses) {
   return true;
 }
 
-void NodeComm::touchRings() const {
-  for (int r = 0; r < nranks_; ++r) {
-    // Only the owner writes its ring, and nobody reads ours before our first step.
-    touchPages(reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes, ringBytes_, r == rank_);
-  }
+unsigned char* NodeComm::ringOf(int r) const {
+  return reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes;
 }
 
 size_t NodeComm::stageLimit(weftCollType_t coll) const {
@@ -325,45 +322,13 @@ weftResult_t NodeComm::runList(const weftBackendOp_v1& op, const weftBackendBuff
   return runAs(op, [&] { runNodeAllReduceList(*this, op, buffers, numBuffers); });
 }
 
-void NodeComm::stage(size_t inBytes, size_t outBytes) {
-  auto aligned = [](size_t bytes) { return (bytes + kStageAlign - 1) / kStageAlign * kStageAlign; };
-  const size_t need = aligned(inBytes) + aligned(outBytes);  // at most 2 stageBytes_: a quarter of the ring
-  if (ringCursor_ + need > ringBytes_) ringCursor_ = 0;
-  const RingArea area{ringCursor_, ringCursor_ + need};
-  // The latest earlier collective whose area this one overwrites (never the one just before: the ring holds
-  // four of the largest): every peer must be done with it, as it is once it has begun the next. Those older
-  // than kSlots - 1 are, since begin().
-  for (uint64_t back = 2; back < kSlots && back <= collective_; ++back) {
-    const RingArea& old = ringAreas_[(collective_ - back) % kSlots];
-    if (old.begin < area.end && area.begin < old.end) {
-      const uint64_t next = firstSteps_[(collective_ - back + 1) % kSlots];
-      wait([&] { return allReached(next); });
-      break;
-    }
-  }
-  ringAreas_[collective_ % kSlots] = area;
-  stageIn_ = static_cast<uint32_t>(area.begin / kStageAlign);
-  stageOut_ = static_cast<uint32_t>((area.begin + aligned(inBytes)) / kStageAlign);
-  ringCursor_ = area.end;
-}
-
-unsigned char* NodeComm::stageIn(int r) const {
-  const uint32_t at = r == rank_ ? stageIn_ : peerDescriptor(r).stageIn;
-  return reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes + size_t{at} * kStageAlign;
-}
-
-unsigned char* NodeComm::stageOut(int r) const {
-  const uint32_t at = r == rank_ ? stageOut_ : peerDescriptor(r).stageOut;
-  return reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes + size_t{at} * kStageAlign;
-}
-
 void NodeComm::begin() {
   ringAreas_[collective_ % kSlots] = {};  // until it stages
   // Before collective n begins, every peer must be done with collective n - kSlots, whose first step's line
   // and staging area n may reuse: it is once it has begun n - kSlots + 1 (see shm_node.h). Usually true.
   if (collective_ + 1 < kSlots) return;
   uint64_t target = firstSteps_[(collective_ + 1) % kSlots];
-  if (target > 0) wait([&] { return allReached(target); });
+  if (target > 0) waitAllReached(target);
 }
 
 void NodeComm::publish(const NodeDescriptor* descriptor) {
@@ -419,13 +384,17 @@ void NodeComm::checkDescriptor(int peer) const {
 }
 
 void NodeComm::waitAll() {
-  wait([&] { return allReached(step_); });
+  waitAllReached(step_);
   if (firstWait_) {
     firstWait_ = false;
     for (int r = 0; r < nranks_; ++r) {
       if (r != rank_) checkDescriptor(r);
     }
   }
+}
+
+void NodeComm::waitAllReached(uint64_t step) {
+  wait([&] { return allReached(step); });
 }
 
 void NodeComm::waitFor(int peer) {

@@ -212,10 +212,14 @@ class NodeComm {
   NodeControl* mine() const { return static_cast<NodeControl*>(own_.data()); }
   // Whether peer has published `step` (valid while the peer is fewer than kStepLines steps from it).
   bool stepReached(int peer, uint64_t step) const;
+  // Waits until every rank has published `step`.
+  void waitAllReached(uint64_t step);
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();
   // Touches every page of every rank's staging ring once (see the top of this file).
   void touchRings() const;
+  // The start of rank r's staging ring (after its control lines), mapped here.
+  unsigned char* ringOf(int r) const;
   // The end of the run of ops[i..] that runMany runs as one batch (i + 1: none), whether it goes direct, and
   // its total count.
   size_t batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, bool* direct, size_t* count) const;

@@ -1,0 +1,47 @@
+// The node backend's staging ring: where a staged collective's input and output areas go in the owner's
+// ring (after its control lines), and when an area may be overwritten (see shm_node.h).
+#include "shm_node.h"
+#include "shm_segment.h"
+
+namespace weft::shm {
+
+void NodeComm::touchRings() const {
+  for (int r = 0; r < nranks_; ++r) {
+    // Only the owner writes its ring, and nobody reads ours before our first step.
+    touchPages(ringOf(r), ringBytes_, r == rank_);
+  }
+}
+
+void NodeComm::stage(size_t inBytes, size_t outBytes) {
+  auto aligned = [](size_t bytes) { return (bytes + kStageAlign - 1) / kStageAlign * kStageAlign; };
+  const size_t need = aligned(inBytes) + aligned(outBytes);  // at most 2 stageBytes_: a quarter of the ring
+  if (ringCursor_ + need > ringBytes_) ringCursor_ = 0;
+  const RingArea area{ringCursor_, ringCursor_ + need};
+  // The latest earlier collective whose area this one overwrites (never the one just before: the ring holds
+  // four of the largest): every peer must be done with it, as it is once it has begun the next. Those older
+  // than kSlots - 1 are, since begin().
+  for (uint64_t back = 2; back < kSlots && back <= collective_; ++back) {
+    const RingArea& old = ringAreas_[(collective_ - back) % kSlots];
+    if (old.begin < area.end && area.begin < old.end) {
+      const uint64_t next = firstSteps_[(collective_ - back + 1) % kSlots];
+      waitAllReached(next);
+      break;
+    }
+  }
+  ringAreas_[collective_ % kSlots] = area;
+  stageIn_ = static_cast<uint32_t>(area.begin / kStageAlign);
+  stageOut_ = static_cast<uint32_t>((area.begin + aligned(inBytes)) / kStageAlign);
+  ringCursor_ = area.end;
+}
+
+unsigned char* NodeComm::stageIn(int r) const {
+  const uint32_t at = r == rank_ ? stageIn_ : peerDescriptor(r).stageIn;
+  return ringOf(r) + size_t{at} * kStageAlign;
+}
+
+unsigned char* NodeComm::stageOut(int r) const {
+  const uint32_t at = r == rank_ ? stageOut_ : peerDescriptor(r).stageOut;
+  return ringOf(r) + size_t{at} * kStageAlign;
+}
+
+}  // namespace weft::shm
