@@ -3,14 +3,22 @@
 
 #include "core/api/guard.h"
 #include "core/common/enum_value.h"
+#include "core/common/thread_object.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
 namespace {
-thread_local std::string lastError;
+// This thread's last error message (core/common/thread_object.h): clearing it, on every call, costs one
+// thread-local access and makes nothing while no call has failed.
+struct LastErrorMessage {
+  std::string text;
+};
+using LastError = ThreadObject<LastErrorMessage>;
+}  // namespace
+void setLastError(const std::string& message) { LastError::get().text = message; }
+void clearLastError() {
+  if (LastErrorMessage* message = LastError::ifMade()) message->text.clear();
 }
-void setLastError(const std::string& message) { lastError = message; }
-void clearLastError() { lastError.clear(); }
 }  // namespace weft
 
 extern "C" {
@@ -41,7 +49,10 @@ WEFT_API const char* weftGetErrorString(weftResult_t result) {
   return "unknown weftResult_t value";
 }
 
-WEFT_API const char* weftGetLastErrorMessage(void) { return weft::lastError.c_str(); }
+WEFT_API const char* weftGetLastErrorMessage(void) {
+  const weft::LastErrorMessage* message = weft::LastError::ifMade();
+  return message != nullptr ? message->text.c_str() : "";
+}
 
 WEFT_API weftResult_t weftGetVersion(int* version) {
   return weft::guarded(__func__, [&] {

@@ -7,6 +7,7 @@
 
 #include "core/comm/comm.h"
 #include "core/common/error.h"
+#include "core/common/thread_object.h"
 #include "core/stream/stream.h"
 #include "fusion/fusion_planner.h"
 
@@ -29,12 +30,14 @@ struct GroupState {
   // weftGroupEnd's launches on the NULL stream, run on this thread: kept from group to group.
   std::vector<Op> inlineLaunches;
 };
-thread_local GroupState group;
+// This thread's (core/common/thread_object.h); each function takes it once.
+GroupState& groupState() { return ThreadObject<GroupState>::get(); }
 std::atomic<uint64_t> groupsOpened{0};  // numbers groups across threads, so two threads' never share one
 
 // The open group's number, or 0 outside a group. Numbered on first use: most groups are never recorded, and
 // an atomic increment per group is a fair part of a small Send/Recv's cost.
 uint64_t openGroupSerial() {
+  GroupState& group = groupState();
   if (group.depth == 0) return 0;
   if (group.serial == 0) group.serial = groupsOpened.fetch_add(1, std::memory_order_relaxed) + 1;
   return group.serial;
@@ -78,6 +81,7 @@ void countLaunch(const Op& op) {
 // Issues the launches the open group's planner has ready: a full bucket goes while the application still
 // issues the rest of the group. Tickets are taken now, so issue order stays the same on every rank.
 void launchReady() {
+  GroupState& group = groupState();
   for (const std::vector<size_t>& members : group.planner->takeReady()) {
     HeldOp launch = group.planner->launchOf(members);
     countLaunch(launch.op);
@@ -92,6 +96,7 @@ void launchReady() {
 
 // The open group's planner, made at its first call that may fuse, taking over the calls held before it.
 void startPlanner() {
+  GroupState& group = groupState();
   if (group.planning) return;
   if (group.planner) {
     group.planner->reset();
@@ -106,6 +111,7 @@ void startPlanner() {
 // Runs a group of Send/Recv alone when they are all on one communicator: one batch, one ticket. False,
 // leaving them held, when they span communicators.
 bool runPlainGroup() {
+  GroupState& group = groupState();
   if (group.plain.empty()) return true;
   weftComm* comm = group.plain.front().comm;
   if (!std::all_of(group.plain.begin(), group.plain.end(), [&](const Op& op) { return op.comm == comm; }))
@@ -113,8 +119,9 @@ bool runPlainGroup() {
   // Each is launched alone (countLaunch's 1 for every one of them), counted with one atomic add.
   comm->collectivesLaunched.fetch_add(group.plain.size(), std::memory_order_relaxed);
   struct Release {  // the held calls are this group's only, however the batch ends
-    ~Release() { group.plain.clear(); }
-  } release;
+    std::vector<Op>& plain;
+    ~Release() { plain.clear(); }
+  } release{group.plain};
   Ticket ticket = issueTicket(comm);
   runBatch(group.plain, {&ticket, 1});
   return true;
@@ -125,6 +132,7 @@ bool runPlainGroup() {
 FusionSetting fusionSettingOf(const weftComm* comm, size_t slot) { return comm->fusion.get(slot); }
 
 void submit(const Op& op, weftStream* stream) {
+  GroupState& group = groupState();
   if (PlanRecorder* recorder = op.comm->recording.active(); recorder != nullptr) {
     return recorder->record(op, stream, openGroupSerial());  // runs at weftPlanLaunch
   }
@@ -147,6 +155,7 @@ void submit(const Op& op, weftStream* stream) {
 }
 
 void groupStart() {
+  GroupState& group = groupState();
   if (group.depth++ > 0) return;
   group.planning = false;
   group.plain.clear();
@@ -174,6 +183,7 @@ void launchPlan(const std::shared_ptr<PlanRun>& run, size_t recordedOps, weftStr
 }
 
 void groupEnd() {
+  GroupState& group = groupState();
   if (group.depth == 0) fail(weftInvalidUsage, "weftGroupEnd without a matching weftGroupStart");
   if (--group.depth > 0) return;
   if (!group.planning && runPlainGroup()) return;
