@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "weft/weft.h"
@@ -234,6 +235,28 @@ TEST(Api, InitFromEnvNeedsRoot) {
 TEST(Api, GroupEndWithoutStart) {
   EXPECT_EQ(weftGroupEnd(), weftInvalidUsage);
   EXPECT_NE(lastError().find("weftGroupStart"), std::string::npos);
+}
+
+// The last error message belongs to the thread that made the failing call; a later call that succeeds
+// clears it, and a thread that never failed reads an empty message (its state is made on first failure and
+// freed when the thread exits, which the sanitizer run checks).
+TEST(Api, LastErrorIsPerThreadAndClearedBySuccess) {
+  EXPECT_EQ(weftGetVersion(nullptr), weftInvalidArgument);
+  const std::string mine = lastError();
+  EXPECT_NE(mine.find("version"), std::string::npos) << mine;
+  std::string othersBefore, othersAfter;
+  std::thread other([&] {
+    othersBefore = lastError();
+    EXPECT_EQ(weftStreamCreate(nullptr), weftInvalidArgument);
+    othersAfter = lastError();
+  });
+  other.join();
+  EXPECT_EQ(othersBefore, "");
+  EXPECT_NE(othersAfter.find("stream"), std::string::npos) << othersAfter;
+  EXPECT_EQ(lastError(), mine);
+  int version = 0;
+  EXPECT_EQ(weftGetVersion(&version), weftSuccess);
+  EXPECT_EQ(lastError(), "");
 }
 
 TEST(Api, ErrorStringsAndVersion) {
