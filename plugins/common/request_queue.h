@@ -2,9 +2,9 @@
 // order their messages go on the wire, and a pool of released ones to reuse, so that steady traffic
 // allocates nothing (a deque: the addresses handed to the caller stay valid as it grows).
 //
-// Request is the plugin's own struct, with at least `next` (the queue or free-list link), `state` and
-// `error`; a request is Active from push() until its message is complete (Done) or its connection fails
-// (Failed), and Free again once the caller has taken its result and released it.
+// Request is the plugin's own struct, with at least `next` (the queue or free-list link), `state`, `error`,
+// `conn`, `size`, `tag` and `length`; a request is Active from push() until its message is complete (Done) or its
+// connection fails (Failed), and Free again once the caller has taken its result and released it.
 //
 // Header-only and free of core/: plugins include nothing of Weft but include/weft/plugin.h.
 #ifndef WEFT_PLUGINS_COMMON_REQUEST_QUEUE_H
@@ -24,8 +24,10 @@ enum class RequestState : uint8_t { Free, Active, Done, Failed };
 template <typename Request>
 class RequestQueue {
  public:
-  // A request reset to its defaults and made Active, at the back of the queue.
-  Request* push() {
+  // A request for a message of `size` bytes with `tag` on `conn`, reset to its defaults otherwise and made
+  // Active, at the back of the queue. A send's length is its size; a receive's comes with its message.
+  template <typename Connection>
+  Request* push(Connection* conn, size_t size, uint32_t tag, bool isSend) {
     Request* r = free_;
     if (r != nullptr) {
       free_ = r->next;
@@ -34,6 +36,10 @@ class RequestQueue {
     }
     *r = Request{};
     r->state = RequestState::Active;
+    r->conn = conn;
+    r->size = size;
+    r->tag = tag;
+    if (isSend) r->length = size;
     if (tail_ != nullptr) {
       tail_->next = r;
     } else {

@@ -72,7 +72,7 @@ Connection::~Connection() {
 
 weftResult_t Connection::post(void* data, size_t size, uint32_t tag, void** request) {
   if (error_ != weftSuccess) return error_;
-  Request* r = newRequest(size, tag);
+  Request* r = requests_.push(this, size, tag, isSend_);
   r->data = static_cast<unsigned char*>(data);
   enqueue(r, request);
   return weftSuccess;
@@ -82,20 +82,11 @@ weftResult_t Connection::postv(const weftTransportIov_v1* iov, int count, size_t
                                void** request) {
   if (count == 1) return post(iov[0].data, size, tag, request);
   if (error_ != weftSuccess) return error_;
-  Request* r = newRequest(size, tag);
+  Request* r = requests_.push(this, size, tag, isSend_);
   r->pieces = iov;
   r->count = count;
   enqueue(r, request);
   return weftSuccess;
-}
-
-Request* Connection::newRequest(size_t size, uint32_t tag) {
-  Request* r = requests_.push();
-  r->conn = this;
-  r->size = size;
-  r->tag = tag;
-  if (isSend_) r->length = size;
-  return r;
 }
 
 void Connection::enqueue(Request* r, void** request) {

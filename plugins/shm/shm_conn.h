@@ -99,7 +99,6 @@ class Connection {
   int readCmaList(Request* r);
   // Copies the next n payload bytes of r between its buffer (or pieces) and the ring at pos.
   void copyPayload(Request* r, uint64_t pos, size_t n);
-  Request* newRequest(size_t size, uint32_t tag);
   void enqueue(Request* r, void** request);
   bool readReply();
   void checkPeer();

@@ -44,14 +44,8 @@ weftResult_t Connection::postv(const weftTransportIov_v1* iov, int count, size_t
 }
 
 Request* Connection::newRequest(size_t size, uint32_t tag) {
-  Request* r = requests_.push();
-  r->conn = this;
-  r->size = size;
-  r->tag = tag;
-  if (isSend_) {
-    r->length = size;
-    encodeHeader(tag, size, r->header);
-  }
+  Request* r = requests_.push(this, size, tag, isSend_);
+  if (isSend_) encodeHeader(tag, size, r->header);
   return r;
 }
 
