@@ -55,7 +55,7 @@ bool Connection::progressSend() {
   // comes by the socket, and rings our doorbell).
   if (cursor_ != nullptr && (cursor_->started || replied_ || cursor_->length <= kInlineMaxBytes))
     mask |= kWaitSpace;
-  if (requests_.head() != nullptr && requests_.head()->cma) mask |= kWaitCma;
+  if (const Request* oldest = requests_.head(); oldest != nullptr && oldest->cma) mask |= kWaitCma;
   noteWaiting(mask);
   return moved;
 }
@@ -135,9 +135,9 @@ bool Connection::completeSends() {
   }
   // In post order: a message written into the ring is done (its buffer may be reused), a CMA message when
   // the receiver has read it; neither is reported before the ones posted ahead of it.
-  while (requests_.head() != nullptr && requests_.head() != cursor_ &&
-         (!requests_.head()->cma || requests_.head()->cmaSeq <= cmaDoneSeen_)) {
-    requests_.complete(requests_.head());
+  for (Request* r = requests_.head(); r != nullptr && r != cursor_ && (!r->cma || r->cmaSeq <= cmaDoneSeen_);
+       r = requests_.head()) {
+    requests_.complete(r);
     moved = true;
   }
   return moved;
