@@ -4,8 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <memory_resource>
+#include <vector>
 
 #include "core/collectives/op.h"
 
@@ -31,17 +30,29 @@ struct Footprint {
 Footprint footprintOf(const Op& op);
 
 // A union of ranges, merged, so that asking about one range costs O(log n) however many were added (a
-// bucket of a thousand gradients is checked a thousand times).
+// bucket of a thousand gradients is checked a thousand times). The spans lie sorted in one array with room
+// kept below and above them: a group's calls usually come in ascending or descending address order (a
+// backward pass issues gradients in the reverse order of their allocation), so a new span usually goes at
+// one end, in O(1) and without allocating once the set has held as many. clear() keeps the array.
 class RangeSet {
  public:
-  // Its spans' nodes come from `memory` (the fusion planner keeps them in a pool from group to group).
-  explicit RangeSet(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : spans_(memory) {}
   void add(Range r);
   bool overlaps(const Range& r) const;
-  void clear() { spans_.clear(); }
+  void clear();
 
  private:
-  std::pmr::map<uintptr_t, uintptr_t> spans_;  // begin -> end, disjoint
+  Range* begin() { return storage_.data() + first_; }
+  Range* end() { return storage_.data() + last_; }
+  const Range* begin() const { return storage_.data() + first_; }
+  const Range* end() const { return storage_.data() + last_; }
+  // Puts r before the span at `at` (0 to size), moving the spans on the shorter side by one.
+  void insertAt(size_t at, Range r);
+  // Reallocates (or re-centres) the spans with room on both sides for `spans` more than they number.
+  void recentre(size_t spans);
+
+  std::vector<Range> storage_;
+  size_t first_ = 0;  // the spans are storage_[first_, last_): disjoint, sorted, none touching the next
+  size_t last_ = 0;
 };
 
 }  // namespace weft

@@ -23,9 +23,6 @@ using BucketKey = std::tuple<OpKind, const weftComm*, weftDataType_t, weftRedOp_
 
 // A bucket: the fusable calls that one launch will run, while more may still join it.
 struct Bucket {
-  explicit Bucket(std::pmr::memory_resource* memory)
-      : memberWrites(memory), laterReads(memory), laterWrites(memory) {}
-
   size_t launch = 0;  // its launch's number
   size_t bytes = 0;
   RangeSet memberWrites;
@@ -88,8 +85,7 @@ struct FusionPlanner::State {
   explicit State(FusionSettingOf of) : settingOf(std::move(of)) {}
 
   FusionSettingOf settingOf;
-  // Map nodes and the buckets' RangeSets' come from here and go back to it, never to the heap, until the
-  // planner goes.
+  // Map nodes come from here and go back to it, never to the heap, until the planner goes.
   std::pmr::unsynchronized_pool_resource nodes;
   std::pmr::map<std::pair<const weftComm*, size_t>, FusionSetting> settings{&nodes};  // looked up once per group
   std::vector<HeldOp> calls;
@@ -147,7 +143,7 @@ size_t FusionPlanner::State::newLaunch(bool closed, bool bucket) {
 }
 
 size_t FusionPlanner::State::newBucket(size_t launch) {
-  if (bucketCount == buckets.size()) buckets.emplace_back(&nodes);
+  if (bucketCount == buckets.size()) buckets.emplace_back();
   buckets[bucketCount].launch = launch;
   buckets[bucketCount].bytes = 0;
   return bucketCount++;
