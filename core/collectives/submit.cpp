@@ -30,7 +30,7 @@ struct GroupState {
   // weftGroupEnd's launches on the NULL stream, run on this thread: kept from group to group.
   std::vector<Op> inlineLaunches;
 };
-// This thread's (core/common/thread_object.h); each function takes it once.
+// This thread's (core/common/thread_object.h); each entry point takes it once and passes it on.
 GroupState& groupState() { return ThreadObject<GroupState>::get(); }
 std::atomic<uint64_t> groupsOpened{0};  // numbers groups across threads, so two threads' never share one
 
@@ -80,8 +80,7 @@ void countLaunch(const Op& op) {
 
 // Issues the launches the open group's planner has ready: a full bucket goes while the application still
 // issues the rest of the group. Tickets are taken now, so issue order stays the same on every rank.
-void launchReady() {
-  GroupState& group = groupState();
+void launchReady(GroupState& group) {
   for (const std::vector<size_t>& members : group.planner->takeReady()) {
     HeldOp launch = group.planner->launchOf(members);
     countLaunch(launch.op);
@@ -95,8 +94,7 @@ void launchReady() {
 }
 
 // The open group's planner, made at its first call that may fuse, taking over the calls held before it.
-void startPlanner() {
-  GroupState& group = groupState();
+void startPlanner(GroupState& group) {
   if (group.planning) return;
   if (group.planner) {
     group.planner->reset();
@@ -110,8 +108,7 @@ void startPlanner() {
 
 // Runs a group of Send/Recv alone when they are all on one communicator: one batch, one ticket. False,
 // leaving them held, when they span communicators.
-bool runPlainGroup() {
-  GroupState& group = groupState();
+bool runPlainGroup(GroupState& group) {
   if (group.plain.empty()) return true;
   weftComm* comm = group.plain.front().comm;
   if (!std::all_of(group.plain.begin(), group.plain.end(), [&](const Op& op) { return op.comm == comm; }))
@@ -142,9 +139,9 @@ void submit(const Op& op, weftStream* stream) {
       group.plain.push_back(op);
       return;
     }
-    startPlanner();
+    startPlanner(group);
     group.planner->add({op, stream});
-    return launchReady();
+    return launchReady(group);
   }
   countLaunch(op);
   if (stream == nullptr) {  // the common case, without a vector in sight: small calls pay no allocation
@@ -186,8 +183,8 @@ void groupEnd() {
   GroupState& group = groupState();
   if (group.depth == 0) fail(weftInvalidUsage, "weftGroupEnd without a matching weftGroupStart");
   if (--group.depth > 0) return;
-  if (!group.planning && runPlainGroup()) return;
-  startPlanner();
+  if (!group.planning && runPlainGroup(group)) return;
+  startPlanner(group);
   group.planning = false;  // however this ends, the next group starts afresh
   // One batch per stream, in order of each stream's first op; the NULL-stream batch runs last, on this
   // thread, so the streams' batches are already queued when this thread blocks.
