@@ -29,9 +29,6 @@ constexpr uint32_t kIdleTestsPerClockRead = 16;
 // Publishing the head (or tail) every this many bytes of a long message lets the other side copy out while
 // we still copy in, without paying a shared cache-line write per small piece.
 constexpr uint64_t kPublishBytes = uint64_t{256} << 10;
-
-// Its address tells threads apart.
-thread_local const char tThreadMarker = 0;
 }  // namespace
 
 Connection::Connection(Context* ctx, bool isSend, Endpoint&& ep)
@@ -115,7 +112,7 @@ bool Connection::progress() {
   // While we are in here, the connection is nothing for another thread's waitReady to return for; and only our
   // own waitReady looks at it afterwards: another thread returning for it would only spin until we come.
   noteWaiting(0);
-  owner_.store(&tThreadMarker, std::memory_order_relaxed);
+  owner_.store(pthread_self(), std::memory_order_relaxed);
   bool moved = isSend_ ? progressSend() : progressRecv();
   if (error_ == weftSuccess) socket_.want(requests_.head() != nullptr ? POLLIN | POLLRDHUP : 0);
   return moved;
@@ -123,7 +120,7 @@ bool Connection::progress() {
 
 bool Connection::mayProgress() const {
   uint8_t mask = waitMask_.load(std::memory_order_relaxed);
-  if (mask == 0 || owner_.load(std::memory_order_relaxed) != &tThreadMarker) return false;
+  if (mask == 0 || !pthread_equal(owner_.load(std::memory_order_relaxed), pthread_self())) return false;
   const SegmentHeader* h = ring_.header();
   return ((mask & kWaitData) != 0 &&
           h->head.load(std::memory_order_acquire) != seenHead_.load(std::memory_order_relaxed)) ||

@@ -2,6 +2,7 @@
 #ifndef WEFT_PLUGINS_SHM_CONN_H
 #define WEFT_PLUGINS_SHM_CONN_H
 
+#include <pthread.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -137,7 +138,7 @@ class Connection {
 
   // What the owner waits for and the values it last saw, for mayProgress().
   std::atomic<uint8_t> waitMask_{0};
-  std::atomic<const void*> owner_{nullptr};  // the last progressing thread's marker
+  std::atomic<pthread_t> owner_{};  // the last progressing thread (pthread_self(): no thread-local lookup)
   std::atomic<uint64_t> seenHead_{0};
   std::atomic<uint64_t> seenTail_{0};
   std::atomic<uint64_t> seenCmaDone_{0};
