@@ -126,7 +126,7 @@ void Connection::progressSend() {
       return;
     }
     size_t left = static_cast<size_t>(sent);
-    budget -= left;
+    budget -= std::min(budget, left);  // a queue of up to twice the budget went whole
     while (requests_.head() != nullptr) {
       Request* r = requests_.head();
       size_t h = std::min(left, kHeaderBytes - r->headerDone);
