@@ -24,8 +24,9 @@ std::string numaList(const std::vector<unsigned>& nodes) {
   return nodes.empty() ? "unknown" : fmt::format("{}", fmt::join(nodes, ","));
 }
 
-std::string pciPlace(const std::string& busId, float linkGBps, const std::vector<unsigned>& nodes) {
-  std::string text = busId.empty() ? "not on PCI" : "PCI " + busId;
+std::string pciPlace(const std::string& busId, float linkGBps, const std::vector<unsigned>& nodes,
+                     const std::string& ids = "") {
+  std::string text = busId.empty() ? "not on PCI" : "PCI " + busId + ids;
   if (linkGBps > 0) text += fmt::format(", link {:.3g} GB/s", linkGBps);
   return text + ", near NUMA node " + numaList(nodes);
 }
@@ -61,8 +62,9 @@ std::string describe(const HostTopology& t, const std::string& indent) {
   }
   if (t.accelerators.empty()) line("GPUs/co-processors: none");
   for (const Accelerator& a : t.accelerators) {
-    line(fmt::format("{} {}{}: {}", a.kind, fmt::join(a.names, "/"), a.model.empty() ? "" : " (" + a.model + ")",
-                     pciPlace(a.pciBusId, a.pcieLinkGBps, a.numaNodes)));
+    std::string names = a.names.empty() ? "without an OS device" : fmt::format("{}", fmt::join(a.names, "/"));
+    line(fmt::format("{} {}{}: {}", a.kind, names, a.model.empty() ? "" : " (" + a.model + ")",
+                     pciPlace(a.pciBusId, a.pcieLinkGBps, a.numaNodes, " [" + pciIds(a) + "]")));
   }
   const CpuBinding& b = t.processBinding;
   if (!b.known) {

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/common/log.h"
+#include "topology/accelerators.h"
 #include "topology/hwloc_handle.h"
 #include "topology/topology.h"
 
@@ -66,33 +67,67 @@ void addCaches(hwloc_topology_t topology, HostTopology& host) {
   }
 }
 
+Accelerator acceleratorOn(hwloc_topology_t topology, hwloc_obj_t pci, const char* kind) {
+  Accelerator device;
+  device.kind = kind;
+  device.pciBusId = pciBusId(pci);
+  device.pciVendor = pci->attr->pcidev.vendor_id;
+  device.pciDevice = pci->attr->pcidev.device_id;
+  device.pcieLinkGBps = pci->attr->pcidev.linkspeed;
+  device.numaNodes = nearNumaNodes(topology, pci);
+  return device;
+}
+
+// Sets `field` from hwloc's info `name` of `obj` unless something already set it (the first source wins).
+void fillFromInfo(std::string& field, hwloc_obj_t obj, const char* name) {
+  const char* value = hwloc_obj_get_info_by_name(obj, name);
+  if (value != nullptr && field.empty()) field = value;
+}
+
+void takeOsDevice(hwloc_obj_t osdev, Accelerator& device) {
+  device.names.emplace_back(osdev->name != nullptr ? osdev->name : "?");
+  fillFromInfo(device.model, osdev, "GPUModel");
+  fillFromInfo(device.vendor, osdev, "GPUVendor");
+}
+
 void addDevices(hwloc_topology_t topology, HostTopology& host) {
-  std::map<hwloc_obj_t, size_t> acceleratorOfPci;  // several OS devices (cuda0, nvml0, card0) per GPU
+  // GPUs and accelerators by their PCI function first: where hwloc has no DRM, CUDA or NVML backend for a
+  // GPU, that function is all it places of it.
+  std::map<hwloc_obj_t, size_t> acceleratorOfPci;
+  for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topology, pci));) {
+    if (const char* kind = acceleratorKindOfPciClass(pci->attr->pcidev.class_id)) {
+      acceleratorOfPci.emplace(pci, host.accelerators.size());
+      host.accelerators.push_back(acceleratorOn(topology, pci, kind));
+    }
+  }
+  std::vector<Accelerator> unplaced;  // GPU OS devices hwloc put on no PCI function (some OpenCL drivers)
   for (hwloc_obj_t osdev = nullptr; (osdev = hwloc_get_next_osdev(topology, osdev));) {
     hwloc_obj_osdev_type_t type = osdev->attr->osdev.type;
     hwloc_obj_t pci = pciParent(osdev);
-    std::string name = osdev->name != nullptr ? osdev->name : "?";
     if (type == HWLOC_OBJ_OSDEV_NETWORK || type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
-      host.networkDevices.push_back({name, type == HWLOC_OBJ_OSDEV_NETWORK ? "network" : "openfabrics",
-                                     pci ? pciBusId(pci) : "", pci ? pci->attr->pcidev.linkspeed : 0.0F,
-                                     nearNumaNodes(topology, osdev)});
-    } else if (type == HWLOC_OBJ_OSDEV_GPU || type == HWLOC_OBJ_OSDEV_COPROC) {
-      auto known = pci ? acceleratorOfPci.find(pci) : acceleratorOfPci.end();
-      if (known == acceleratorOfPci.end()) {
-        host.accelerators.push_back({{},
-                                     type == HWLOC_OBJ_OSDEV_GPU ? "gpu" : "coprocessor",
-                                     pci ? pciBusId(pci) : "",
-                                     "",
-                                     pci ? pci->attr->pcidev.linkspeed : 0.0F,
-                                     nearNumaNodes(topology, osdev)});
-        if (pci) known = acceleratorOfPci.emplace(pci, host.accelerators.size() - 1).first;
-      }
-      Accelerator& device = pci ? host.accelerators[known->second] : host.accelerators.back();
-      device.names.push_back(name);
-      if (const char* model = hwloc_obj_get_info_by_name(osdev, "GPUModel"); model && device.model.empty()) {
-        device.model = model;
-      }
+      host.networkDevices.push_back(
+          {osdev->name != nullptr ? osdev->name : "?", type == HWLOC_OBJ_OSDEV_NETWORK ? "network" : "openfabrics",
+           pci ? pciBusId(pci) : "", pci ? pci->attr->pcidev.linkspeed : 0.0F, nearNumaNodes(topology, osdev)});
+      continue;
     }
+    if (type != HWLOC_OBJ_OSDEV_GPU && type != HWLOC_OBJ_OSDEV_COPROC) continue;
+    const char* kind = type == HWLOC_OBJ_OSDEV_GPU ? "gpu" : "coprocessor";
+    if (pci == nullptr) {
+      unplaced.emplace_back();
+      unplaced.back().kind = kind;
+      unplaced.back().numaNodes = nearNumaNodes(topology, osdev);
+      takeOsDevice(osdev, unplaced.back());
+      continue;
+    }
+    auto [known, added] = acceleratorOfPci.emplace(pci, host.accelerators.size());
+    if (added) host.accelerators.push_back(acceleratorOn(topology, pci, kind));  // a GPU of another PCI class
+    takeOsDevice(osdev, host.accelerators[known->second]);
+  }
+  joinUnplacedDevices(host.accelerators, std::move(unplaced));
+  // The PCI names (from the pci.ids database, when hwloc has it) only where no OS device said better.
+  for (const auto& [pci, index] : acceleratorOfPci) {
+    fillFromInfo(host.accelerators[index].model, pci, "PCIDevice");
+    fillFromInfo(host.accelerators[index].vendor, pci, "PCIVendor");
   }
 }
 

@@ -31,12 +31,16 @@ struct NetworkDevice {
   std::vector<unsigned> numaNodes;  // NUMA nodes it is attached near (OS indexes); empty when unknown
 };
 
-// One GPU or co-processor: the OS devices hwloc finds on one PCI function (cuda0, nvml0, card0, ...).
+// One GPU or co-processor: a PCI function of class display or processing accelerator, with the OS devices
+// hwloc finds on it (cuda0, nvml0, card0, opencl0d0, ...); names is empty when hwloc has none.
 struct Accelerator {
   std::vector<std::string> names;
   std::string kind;  // "gpu" or "coprocessor"
   std::string pciBusId;
-  std::string model;  // hwloc's GPUModel info; empty when not given
+  uint16_t pciVendor = 0;  // PCI vendor and device ids (0x10de:0x2330 is an H100); 0 when not on PCI
+  uint16_t pciDevice = 0;
+  std::string vendor;  // hwloc's GPUVendor or PCIVendor info; empty when not given
+  std::string model;   // hwloc's GPUModel info, else the PCI device name; empty when neither is given
   float pcieLinkGBps = 0;
   std::vector<unsigned> numaNodes;
 };
@@ -70,6 +74,9 @@ HostTopology hostTopology();
 
 // The process's CPU binding now.
 CpuBinding processCpuBinding();
+
+// "10de:2330": an accelerator's PCI vendor and device ids as lspci prints them.
+std::string pciIds(const Accelerator& accelerator);
 
 // Multi-line text form for weft-info and logs, each line indented by `indent`.
 std::string describe(const HostTopology& topology, const std::string& indent = "  ");

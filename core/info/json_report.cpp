@@ -63,6 +63,8 @@ Json accelerator(const topology::Accelerator& a) {
   return {{"names", a.names},
           {"kind", a.kind},
           {"pci_bus_id", textOrNull(a.pciBusId)},
+          {"pci_ids", a.pciBusId.empty() ? Json(nullptr) : Json(topology::pciIds(a))},
+          {"vendor", textOrNull(a.vendor)},
           {"model", textOrNull(a.model)},
           {"pcie_link_gbps", linkOrNull(a.pcieLinkGBps)},
           {"numa_nodes", a.numaNodes}};

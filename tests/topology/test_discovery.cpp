@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -162,6 +163,32 @@ TEST(Discovery, DrmGpusMatchSysfs) {
     for (const std::string& name : a.names) {
       if (std::regex_match(name, drmName)) reported.insert(name);
     }
+  }
+  EXPECT_EQ(reported, expected);
+}
+
+// Every PCI function of class display (0x03) or processing accelerator (0x12) is one accelerator, placed on
+// its bus with its vendor and device ids, whether or not hwloc has an OS device for it: an H100 node with
+// no DRM driver and Debian's hwloc (no CUDA or NVML backend) has only that function and an OpenCL device.
+TEST(Discovery, PciGpusAndAcceleratorsMatchSysfs) {
+  HostTopology t = discovered();
+  auto baseClass = [](const std::filesystem::path& device) {
+    return std::strtoul(readLine(device / "class").c_str(), nullptr, 16) >> 16;  // "0x030200" -> 0x03
+  };
+  std::map<std::string, std::string> expected;  // bus id -> "vendor:device"
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/bus/pci/devices", error)) {
+    if (baseClass(entry.path()) != 0x03 && baseClass(entry.path()) != 0x12) continue;
+    expected[entry.path().filename().string()] =
+        readLine(entry.path() / "vendor").substr(2) + ":" + readLine(entry.path() / "device").substr(2);
+  }
+  std::map<std::string, std::string> reported;
+  for (const Accelerator& a : t.accelerators) {
+    if (a.pciBusId.empty()) continue;
+    EXPECT_TRUE(reported.emplace(a.pciBusId, pciIds(a)).second) << a.pciBusId << " reported twice";
+    EXPECT_EQ(a.kind, baseClass("/sys/bus/pci/devices/" + a.pciBusId) == 0x03 ? "gpu" : "coprocessor")
+        << a.pciBusId;
+    for (unsigned node : a.numaNodes) EXPECT_TRUE(weft::testing::usableNumaNodes().count(node)) << a.pciBusId;
   }
   EXPECT_EQ(reported, expected);
 }
