@@ -63,6 +63,7 @@ PluginReport report(const LoadAttempt& attempt, const LoadedPlugin& plugin) {
   r.offersBackend = plugin.plugin->backend != nullptr;
   // Those the loader kept: one it ignored (wrong version, a call missing) is not one Weft uses.
   if (plugin.transportVec != nullptr) r.extensions.emplace_back(WEFT_TRANSPORT_VEC_SYMBOL_V1);
+  if (plugin.transportPair != nullptr) r.extensions.emplace_back(WEFT_TRANSPORT_PAIR_SYMBOL_V1);
   if (plugin.backendList != nullptr) r.extensions.emplace_back(WEFT_BACKEND_LIST_SYMBOL_V1);
   if (plugin.memory != nullptr) r.extensions.emplace_back(WEFT_MEMORY_SYMBOL_V1);
   if (plugin.plugin->kind == weftPluginTransport) {

@@ -149,11 +149,13 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     dlclose(library);
     return failed(attempt, std::string("init failed: ") + weftGetErrorString(r));
   }
-  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr, nullptr, nullptr};
+  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr, nullptr, nullptr, nullptr};
   if (plugin->getProperties) plugin->getProperties(context, &loaded.props);
   if (plugin->transport != nullptr) {
     loaded.transportVec = optionalExtension<weftTransportVecOps_v1>(
         library, name, WEFT_TRANSPORT_VEC_SYMBOL_V1, [](const auto& vec) { return vec.isendv && vec.irecvv; });
+    loaded.transportPair = optionalExtension<weftTransportPairOps_v1>(
+        library, name, WEFT_TRANSPORT_PAIR_SYMBOL_V1, [](const auto& pair) { return pair.connectPaired; });
   }
   if (plugin->backend != nullptr) {
     loaded.backendList = optionalExtension<weftBackendListOps_v1>(

@@ -17,9 +17,10 @@ struct LoadedPlugin {
   const weftPlugin_v1_t* plugin = nullptr;
   void* context = nullptr;  // from plugin->init
   weftTransportProps_v1 props{};
-  const weftBackendListOps_v1* backendList = nullptr;    // the optional list extension of its backend
-  const weftTransportVecOps_v1* transportVec = nullptr;  // the optional vectored messages of its transport
-  const weftMemoryOps_v1* memory = nullptr;              // the optional shared memory (weftMemAlloc)
+  const weftBackendListOps_v1* backendList = nullptr;      // the optional list extension of its backend
+  const weftTransportVecOps_v1* transportVec = nullptr;    // the optional vectored messages of its transport
+  const weftTransportPairOps_v1* transportPair = nullptr;  // the optional one wire both ways of its transport
+  const weftMemoryOps_v1* memory = nullptr;                // the optional shared memory (weftMemAlloc)
 };
 
 struct LoadAttempt {

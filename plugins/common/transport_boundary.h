@@ -89,6 +89,24 @@ struct TransportBoundary {
     });
   }
 
+  static weftResult_t connectPaired(void* ctx, const void* handle, uint64_t jobToken, uint64_t connectorId,
+                                    void* listenComm, uint64_t pairKey, void** sendComm) {
+    const weftPluginHost_v1* host = hostOf(ctx);
+    if (ctx == nullptr || handle == nullptr || listenComm == nullptr || sendComm == nullptr) {
+      return badArgument(host, "connectPaired", "NULL ctx, handle, listenComm or sendComm");
+    }
+    *sendComm = nullptr;
+    auto* l = static_cast<ListenComm*>(listenComm);
+    if (l->ctx != ctx) return badArgument(host, "connectPaired", "listenComm is another context's");
+    return guarded(host, "connectPaired", [&] {
+      Connection* c = nullptr;
+      weftResult_t r = T::connectPairedTo(static_cast<Context*>(ctx), static_cast<const unsigned char*>(handle),
+                                          jobToken, connectorId, l, pairKey, &c);
+      *sendComm = c;
+      return r;
+    });
+  }
+
   static weftResult_t accept(void* listenComm, void** recvComm, uint64_t* connectorId) {
     if (listenComm == nullptr || recvComm == nullptr || connectorId == nullptr) return weftInvalidArgument;
     *recvComm = nullptr;
@@ -231,6 +249,9 @@ struct TransportBoundary {
   static constexpr weftTransportVecOps_v1 vecOps() {
     return {.abiVersion = 1, .isendv = isendv, .irecvv = irecvv};
   }
+
+  // The pairing extension (WEFT_TRANSPORT_PAIR_SYMBOL_V1), for the plugins with a connectPairedTo.
+  static constexpr weftTransportPairOps_v1 pairOps() { return {.abiVersion = 1, .connectPaired = connectPaired}; }
 };
 
 }  // namespace weft::plugins

@@ -1,5 +1,7 @@
 #include "tcp_conn.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -58,6 +60,13 @@ void Connection::enqueue(Request* r, void** request) {
 weftResult_t Connection::test(Request* r, int* done, size_t* size) {
   if (r->state == RequestState::Active) progress();
   if (r->state == RequestState::Active) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= nextLivenessCheck_) {
+      nextLivenessCheck_ = now + std::chrono::seconds(1);
+      checkPeerAnswers();
+    }
+  }
+  if (r->state == RequestState::Active) {
     *done = 0;
     return weftSuccess;
   }
@@ -73,6 +82,22 @@ void Connection::progress() {
     progressSend();
   } else {
     progressRecv();
+  }
+}
+
+void Connection::checkPeerAnswers() {
+  const int deadSeconds = ctx_->deadPeerSeconds();
+  tcp_info info{};
+  socklen_t len = sizeof(info);
+  if (deadSeconds <= 0 || getsockopt(socket_.fd(), IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return;
+  // A live peer's kernel acknowledges retransmissions and answers window and keepalive probes, however busy
+  // its process is; silence with something outstanding means its host is gone or cut off.
+  const bool outstanding = info.tcpi_unacked > 0 || info.tcpi_probes > 0;
+  if (outstanding && info.tcpi_last_ack_recv >= static_cast<unsigned>(deadSeconds) * 1000U) {
+    fail(weftRemoteError,
+         "its host has acknowledged nothing for %u ms (%u segments unacknowledged, %u probes): "
+         "gone or unreachable (WEFT_SOCKET_DEAD_PEER=%d)",
+         info.tcpi_last_ack_recv, info.tcpi_unacked, static_cast<unsigned>(info.tcpi_probes), deadSeconds);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -66,6 +67,11 @@ class Connection {
   void progressSend();
   void progressRecv();
   bool headerArrived(Request* r);
+  // Fails the connection when the peer's host has acknowledged nothing for WEFT_SOCKET_DEAD_PEER seconds
+  // while this side waits on it with data or probes outstanding (TCP_INFO). Keepalive covers an idle
+  // socket only, and TCP_USER_TIMEOUT would also end a connection to a live peer that does not read (a
+  // zero window it keeps answering), so this check covers the rest: a host that vanished mid-transfer.
+  void checkPeerAnswers();
   void fail(weftResult_t result, const char* format, ...) __attribute__((format(printf, 3, 4)));
 
   Context* ctx_;
@@ -74,6 +80,7 @@ class Connection {
   PolledSocket socket_;  // last of these: when the constructor throws, the caller still owns fd
   plugins::RequestQueue<Request> requests_;  // posted, oldest first (head: the oldest active one)
   weftResult_t error_ = weftSuccess;
+  std::chrono::steady_clock::time_point nextLivenessCheck_{};  // while a request waits: once a second
   // The last recvmsg found nothing: look with poll() before the next one. Polling for a message with
   // recvmsg takes the socket lock the arriving packets need (measured: 10 % of an 8-byte AllReduce in
   // lock contention); poll() looks without it.

@@ -1,4 +1,5 @@
 // The receiver's side of connection setup: listening, accepting and checking the hello.
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -21,9 +22,18 @@ constexpr size_t kMaxPendingAccepts = 4096;
 
 enum class HelloStatus { Incomplete, Complete, Dropped };
 
-HelloStatus readHello(Context* ctx, PendingAccept& p) {
-  while (p.got < kHelloBytes) {
-    ssize_t n = recv(p.socket.fd(), p.hello + p.got, kHelloBytes - p.got, MSG_DONTWAIT);
+// Reads the hello, and the pair offer after it when its flags announce one and `offerAllowed`. Never reads
+// past them: what follows is the connection's first message.
+HelloStatus readHello(Context* ctx, PendingAccept& p, bool offerAllowed) {
+  for (;;) {
+    size_t want = kHelloBytes;
+    if (p.got >= kHelloBytes) {
+      Hello hello = decodeHello(p.hello);
+      bool offers = hello.magic == kHelloMagic && (hello.flags & kHelloOffersPair) != 0 && offerAllowed;
+      want = offers ? kHelloBytes + kPairOfferBytes : kHelloBytes;
+    }
+    if (p.got == want) return HelloStatus::Complete;
+    ssize_t n = recv(p.socket.fd(), p.hello + p.got, want - p.got, MSG_DONTWAIT);
     if (n > 0) {
       p.got += static_cast<size_t>(n);
       continue;
@@ -39,13 +49,81 @@ HelloStatus readHello(Context* ctx, PendingAccept& p) {
          std::strerror(err));
     return HelloStatus::Dropped;
   }
-  return HelloStatus::Complete;
+}
+
+// Checks a complete hello; files the connection under `arrived` (and its offer under `offered`) when it is
+// one of this job's. False: refused (logged); the caller drops the socket.
+bool fileHello(ListenComm* l, PendingAccept& p, bool offerAllowed) {
+  Context* ctx = l->ctx;
+  Hello hello = decodeHello(p.hello);
+  std::string from = formatAddress(p.peer);
+  if (hello.magic != kHelloMagic || hello.version != kWireVersion) {
+    logf(ctx->host(), weftLogWarn, "refused connection from %s on %s: not a weft tcp hello (version %u)",
+         from.c_str(), l->address.c_str(), static_cast<unsigned>(hello.version));
+    return false;
+  }
+  if (!tokensEqual(hello.jobToken, l->jobToken)) {
+    logf(ctx->host(), weftLogWarn, "refused connection from %s on %s: wrong job token", from.c_str(),
+         l->address.c_str());
+    return false;
+  }
+  int fd = p.socket.release();
+  l->arrived.push_back({fd, p.peer, hello.connectorId});
+  if (offerAllowed && (hello.flags & kHelloOffersPair) != 0) {
+    // A second descriptor, so that the send connection and the receive connection close independently.
+    int back = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (back < 0) {
+      logf(ctx->host(), weftLogDebug, "connection from %s: not kept for the way back: %s", from.c_str(),
+           std::strerror(errno));
+    } else {
+      PairOffer offer = decodePairOffer(p.hello + kHelloBytes);
+      l->offered.push_back({back, p.peer, offer.pairKey, {}});
+      std::memcpy(l->offered.back().listenerHandle, offer.listenerHandle, kHandleUsedBytes);
+    }
+  }
+  logf(ctx->host(), weftLogDebug, "accepted connection from %s (connector 0x%llx) on %s%s", from.c_str(),
+       static_cast<unsigned long long>(hello.connectorId), l->address.c_str(),
+       offerAllowed ? "" : ", on the socket of this side's own connection");
+  return true;
+}
+
+// Moves the hellos of `list` along: complete ones are filed, refused or failed ones dropped, and pending
+// ones past their deadline refused.
+void progressList(ListenComm* l, std::vector<std::unique_ptr<PendingAccept>>& list, bool offerAllowed) {
+  for (size_t i = 0; i < list.size();) {
+    PendingAccept& p = *list[i];
+    HelloStatus status = readHello(l->ctx, p, offerAllowed);
+    if (status == HelloStatus::Incomplete) {
+      if (Clock::now() < p.deadline) {
+        ++i;
+        continue;
+      }
+      logf(l->ctx->host(), weftLogWarn, "refused connection from %s on %s: no hello within %lld s",
+           formatAddress(p.peer).c_str(), l->address.c_str(),
+           static_cast<long long>(std::chrono::seconds(kHelloTimeout).count()));
+    } else if (status == HelloStatus::Complete) {
+      fileHello(l, p, offerAllowed);
+    }
+    list.erase(list.begin() + static_cast<ptrdiff_t>(i));
+  }
 }
 
 }  // namespace
 
 ListenComm::ListenComm(Context* c, int fd, uint64_t token, const sockaddr_storage& addr)
-    : ctx(c), jobToken(token), address(formatAddress(addr)), socket(c, fd, POLLIN) {}
+    : ctx(c), jobToken(token), address(formatAddress(addr)), socket(c, fd, POLLIN) {
+  encodeHandle(addr, handle);
+}
+
+ListenComm::~ListenComm() {
+  for (const ArrivedConnection& a : arrived) closeFd(a.fd);
+  for (const OfferedSocket& o : offered) closeFd(o.fd);
+  // A connect still waiting for this listener's offers goes on as a plain one.
+  std::lock_guard<std::mutex> lock(ctx->connectMutex);
+  for (const auto& pc : ctx->connects) {
+    if (pc->listener == this) pc->listener = nullptr;
+  }
+}
 
 weftResult_t listenOn(Context* ctx, uint64_t jobToken, unsigned char* handle, ListenComm** listenComm) {
   const Interface& iface = ctx->iface();
@@ -72,15 +150,15 @@ weftResult_t listenOn(Context* ctx, uint64_t jobToken, unsigned char* handle, Li
     closeFd(fd);
     throw;
   }
-  encodeHandle(addr, handle);
+  std::memcpy(handle, l->handle, WEFT_NET_HANDLE_BYTES);
   logf(ctx->host(), weftLogDebug, "listening on %s", l->address.c_str());
   *listenComm = l;
   return weftSuccess;
 }
 
-weftResult_t acceptOne(ListenComm* l, Connection** recvComm, uint64_t* connectorId) {
-  *recvComm = nullptr;
+weftResult_t progressHellos(ListenComm* l) {
   Context* ctx = l->ctx;
+  std::lock_guard<std::mutex> lock(l->mutex);
   while (l->pending.size() < kMaxPendingAccepts) {
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
@@ -102,46 +180,25 @@ weftResult_t acceptOne(ListenComm* l, Connection** recvComm, uint64_t* connector
     }
     l->pending.push_back(std::move(p));  // when it throws, p closes fd
   }
+  progressList(l, l->pending, true);
+  progressList(l, l->returning, false);
+  return weftSuccess;
+}
 
-  for (size_t i = 0; i < l->pending.size();) {
-    PendingAccept& p = *l->pending[i];
-    HelloStatus status = readHello(ctx, p);
-    if (status == HelloStatus::Incomplete) {
-      if (Clock::now() < p.deadline) {
-        ++i;
-        continue;
-      }
-      logf(ctx->host(), weftLogWarn, "refused connection from %s on %s: no hello within %lld s",
-           formatAddress(p.peer).c_str(), l->address.c_str(),
-           static_cast<long long>(std::chrono::seconds(kHelloTimeout).count()));
-    } else if (status == HelloStatus::Complete) {
-      Hello hello = decodeHello(p.hello);
-      if (hello.magic != kHelloMagic || hello.version != kWireVersion) {
-        logf(ctx->host(), weftLogWarn, "refused connection from %s on %s: not a weft tcp hello (version %u)",
-             formatAddress(p.peer).c_str(), l->address.c_str(), static_cast<unsigned>(hello.version));
-      } else if (!tokensEqual(hello.jobToken, l->jobToken)) {
-        logf(ctx->host(), weftLogWarn, "refused connection from %s on %s: wrong job token",
-             formatAddress(p.peer).c_str(), l->address.c_str());
-      } else {
-        int fd = p.socket.release();
-        Connection* c;
-        try {
-          c = new Connection(ctx, fd, false, p.peer);
-        } catch (...) {
-          closeFd(fd);
-          throw;
-        }
-        logf(ctx->host(), weftLogDebug, "accepted connection from %s (connector 0x%llx) on %s",
-             formatAddress(p.peer).c_str(), static_cast<unsigned long long>(hello.connectorId),
-             l->address.c_str());
-        l->pending.erase(l->pending.begin() + static_cast<ptrdiff_t>(i));
-        *recvComm = c;
-        *connectorId = hello.connectorId;
-        return weftSuccess;
-      }
-    }
-    l->pending.erase(l->pending.begin() + static_cast<ptrdiff_t>(i));
+weftResult_t acceptOne(ListenComm* l, Connection** recvComm, uint64_t* connectorId) {
+  *recvComm = nullptr;
+  if (weftResult_t r = progressHellos(l); r != weftSuccess) return r;
+  std::lock_guard<std::mutex> lock(l->mutex);
+  if (l->arrived.empty()) return weftSuccess;
+  ArrivedConnection a = l->arrived.front();
+  l->arrived.erase(l->arrived.begin());
+  try {
+    *recvComm = new Connection(l->ctx, a.fd, false, a.peer);
+  } catch (...) {
+    closeFd(a.fd);
+    throw;
   }
+  *connectorId = a.connectorId;
   return weftSuccess;
 }
 

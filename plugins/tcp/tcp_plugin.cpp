@@ -33,6 +33,7 @@ struct Parts {
   static constexpr plugins::LogFn logf = weft::tcp::logf;
   static constexpr auto listenOn = weft::tcp::listenOn;
   static constexpr auto connectTo = weft::tcp::connectTo;
+  static constexpr auto connectPairedTo = weft::tcp::connectPairedTo;
   static constexpr auto acceptOne = weft::tcp::acceptOne;
 };
 using Boundary = plugins::TransportBoundary<Parts>;
@@ -132,6 +133,7 @@ weftResult_t tcpGetProperties(void* ctx, weftTransportProps_v1* props) {
 extern "C" {
 extern WEFT_API const weftPlugin_v1_t weftPlugin_v1;
 extern WEFT_API const weftTransportVecOps_v1 weftTransportVec_v1;
+extern WEFT_API const weftTransportPairOps_v1 weftTransportPair_v1;
 }
 
 const weftPlugin_v1_t weftPlugin_v1 = {
@@ -146,3 +148,5 @@ const weftPlugin_v1_t weftPlugin_v1 = {
 };
 
 const weftTransportVecOps_v1 weftTransportVec_v1 = weft::tcp::Boundary::vecOps();
+
+const weftTransportPairOps_v1 weftTransportPair_v1 = weft::tcp::Boundary::pairOps();

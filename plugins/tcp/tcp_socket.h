@@ -21,9 +21,10 @@ void setNoDelay(int fd);
 inline constexpr int kDefaultDeadPeerSeconds = 8;
 
 // The kernel's heartbeat on a connected socket: keepalive probes once the connection has been idle for
-// half of deadSeconds, and TCP_USER_TIMEOUT, so that a peer host that stops answering (power loss, a cut
-// link) fails the connection after about deadSeconds whether data is outstanding or not. A peer that is
-// alive but busy is not affected: its kernel answers. deadSeconds <= 0 leaves the defaults (hours).
+// half of deadSeconds, so that a peer host that stops answering (power loss, a cut link) fails an idle
+// connection after about deadSeconds. A peer that is alive but busy is not affected: its kernel answers.
+// A connection with data outstanding is watched by Connection::checkPeerAnswers instead (keepalive does
+// not probe then). deadSeconds <= 0 leaves the defaults (hours).
 void watchLiveness(int fd, int deadSeconds);
 
 // weftRemoteError for errors caused by the peer or the network (reset, refused, unreachable), else

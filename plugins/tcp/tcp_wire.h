@@ -83,27 +83,50 @@ inline bool decodeHandle(const unsigned char* handle, sockaddr_storage* addr, so
   return false;
 }
 
-// Hello, sent once by the connector: u32 magic, u16 version, u16 zero, u64 jobToken, u64 connectorId.
+// Hello, sent once by the connector: u32 magic, u16 version, u16 flags, u64 jobToken, u64 connectorId.
+// Flag kHelloOffersPair: a pair offer follows (kPairOfferBytes): u64 pairKey, then the handle of the
+// connector's own listener (kHandleUsedBytes). The acceptor may then send its connection of the same pairKey
+// back to that listener on this very socket (tcp_setup.h), opening its direction with a plain hello.
 inline constexpr size_t kHelloBytes = 24;
+inline constexpr uint16_t kHelloOffersPair = 1;
+inline constexpr size_t kPairOfferBytes = 8 + kHandleUsedBytes;
 
 struct Hello {
   uint32_t magic;
   uint16_t version;
+  uint16_t flags;
   uint64_t jobToken;
   uint64_t connectorId;
 };
 
-inline void encodeHello(uint64_t jobToken, uint64_t connectorId, unsigned char* out) {
+inline void encodeHello(uint64_t jobToken, uint64_t connectorId, unsigned char* out, uint16_t flags = 0) {
   std::memset(out, 0, kHelloBytes);
   putLe(out, kHelloMagic, 4);
   putLe(out + 4, kWireVersion, 2);
+  putLe(out + 6, flags, 2);
   putLe(out + 8, jobToken, 8);
   putLe(out + 16, connectorId, 8);
 }
 
 inline Hello decodeHello(const unsigned char* in) {
-  return Hello{static_cast<uint32_t>(getLe(in, 4)), static_cast<uint16_t>(getLe(in + 4, 2)), getLe(in + 8, 8),
-               getLe(in + 16, 8)};
+  return Hello{static_cast<uint32_t>(getLe(in, 4)), static_cast<uint16_t>(getLe(in + 4, 2)),
+               static_cast<uint16_t>(getLe(in + 6, 2)), getLe(in + 8, 8), getLe(in + 16, 8)};
+}
+
+struct PairOffer {
+  uint64_t pairKey;
+  unsigned char listenerHandle[kHandleUsedBytes];
+};
+
+inline void encodePairOffer(uint64_t pairKey, const unsigned char* listenerHandle, unsigned char* out) {
+  putLe(out, pairKey, 8);
+  std::memcpy(out + 8, listenerHandle, kHandleUsedBytes);
+}
+
+inline PairOffer decodePairOffer(const unsigned char* in) {
+  PairOffer offer{getLe(in, 8), {}};
+  std::memcpy(offer.listenerHandle, in + 8, kHandleUsedBytes);
+  return offer;
 }
 
 // Message header, in front of every payload: u32 magic, u32 tag, u64 payload bytes.

@@ -103,7 +103,7 @@ TEST(PluginLoader, IgnoresTransportVecOfUnknownVersion) { expectTransportVecIgno
 TEST(PluginLoader, IgnoresTransportVecWithMissingCall) { expectTransportVecIgnored("badveccalls", "1"); }
 
 // tcp offers vectored messages.
-TEST(PluginLoader, KeepsTcpTransportVec) {
+TEST(PluginLoader, KeepsTcpTransportVecAndPair) {
   LogCapture log;
   LoadedPlugin plugin;
   LoadAttempt a = loadPlugin("tcp", {WEFT_PLUGIN_BUILD_DIR}, plugin);
@@ -112,6 +112,9 @@ TEST(PluginLoader, KeepsTcpTransportVec) {
   EXPECT_EQ(plugin.transportVec->abiVersion, 1U);
   EXPECT_NE(plugin.transportVec->isendv, nullptr);
   EXPECT_NE(plugin.transportVec->irecvv, nullptr);
+  ASSERT_NE(plugin.transportPair, nullptr);  // one socket both ways
+  EXPECT_EQ(plugin.transportPair->abiVersion, 1U);
+  EXPECT_NE(plugin.transportPair->connectPaired, nullptr);
   EXPECT_EQ(log.text().find("ignoring"), std::string::npos) << log.text();
   EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
 }
@@ -124,6 +127,7 @@ TEST(PluginLoader, KeepsShmTransportVecAndBackendList) {
   ASSERT_TRUE(a.loaded) << a.reason;
   ASSERT_NE(plugin.transportVec, nullptr);
   EXPECT_EQ(plugin.transportVec->abiVersion, 1U);
+  EXPECT_EQ(plugin.transportPair, nullptr);  // its connections are one-way rings
   EXPECT_NE(plugin.plugin->backend, nullptr);
   EXPECT_NE(plugin.backendList, nullptr);
   EXPECT_EQ(log.text().find("ignoring"), std::string::npos) << log.text();

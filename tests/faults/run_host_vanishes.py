@@ -3,8 +3,9 @@
 namespaces joined by a veth pair (tests/topology/netns/run_netns.py), one rank in each, looping AllReduces
 over tcp (peer_death_rank.c). Once both run, the second host's end of the link is set down: nothing it
 sends or should answer gets through any more, and no connection is closed. With the default
-WEFT_SOCKET_DEAD_PEER the kernel's keepalive probes and TCP_USER_TIMEOUT must fail the first rank's
-connection, and its call must return weftRemoteError naming rank 1, within 10 s.
+WEFT_SOCKET_DEAD_PEER the kernel's keepalive probes (idle socket) or the plugin's check of unacknowledged
+data (TCP_INFO, a socket in the middle of a transfer) must fail the first rank's connection, and its call must
+return weftRemoteError naming rank 1, within 10 s.
 
 Usage: run_host_vanishes.py RANK_PROGRAM. Needs root and `ip netns`; skips (77) otherwise.
 """

@@ -1,8 +1,8 @@
 // The tcp transport's wire (plugins/tcp/tcp_wire.h): the listen handle a peer sends through the bootstrap,
-// the hello a connector sends and the header in front of every message. The first byte picks which; the rest
-// is the fixed-size record, zero-padded, in a buffer of exactly that size (so that ASan sees any overread).
-// Invariants: an accepted handle is an IPv4 or IPv6 address that re-encodes to a handle decoding the same;
-// hellos and headers re-encode to the bytes the decoder read.
+// the hello a connector sends (with its pair offer) and the header in front of every message. The first byte picks
+// which; the rest is the fixed-size record, zero-padded, in a buffer of exactly that size (so that ASan sees any
+// overread). Invariants: an accepted handle is an IPv4 or IPv6 address that re-encodes to a handle decoding the
+// same; hellos, pair offers and headers re-encode to the bytes the decoder read.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -35,10 +35,10 @@ void hello(const uint8_t* data, size_t size) {
   // What the listener accepts (tcp_listen.cpp): magic and version; the token is compared separately.
   if (h.magic != tcp::kHelloMagic || h.version != tcp::kWireVersion) return;
   std::vector<unsigned char> out(tcp::kHelloBytes);
-  tcp::encodeHello(h.jobToken, h.connectorId, out.data());
+  tcp::encodeHello(h.jobToken, h.connectorId, out.data(), h.flags);
   const tcp::Hello again = tcp::decodeHello(out.data());
-  FUZZ_CHECK(again.magic == h.magic && again.version == h.version && again.jobToken == h.jobToken &&
-             again.connectorId == h.connectorId);
+  FUZZ_CHECK(again.magic == h.magic && again.version == h.version && again.flags == h.flags &&
+             again.jobToken == h.jobToken && again.connectorId == h.connectorId);
   FUZZ_CHECK(tcp::tokensEqual(h.jobToken, again.jobToken));
 }
 
@@ -51,16 +51,29 @@ void header(const uint8_t* data, size_t size) {
   FUZZ_CHECK(out == in);
 }
 
+// The pair offer after a hello that announces one: the key and the listener handle re-encode to the same
+// bytes (the handle is only compared, never decoded, by the acceptor).
+void pairOffer(const uint8_t* data, size_t size) {
+  const std::vector<unsigned char> in = weft::fuzz::record(data, size, tcp::kPairOfferBytes);
+  const tcp::PairOffer offer = tcp::decodePairOffer(in.data());
+  std::vector<unsigned char> out(tcp::kPairOfferBytes);
+  tcp::encodePairOffer(offer.pairKey, offer.listenerHandle, out.data());
+  FUZZ_CHECK(out == in);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       handle(data + 1, size - 1);
       break;
     case 1:
       hello(data + 1, size - 1);
+      break;
+    case 2:
+      pairOffer(data + 1, size - 1);
       break;
     default:
       header(data + 1, size - 1);
