@@ -38,6 +38,9 @@ const std::vector<Variable>& variables() {
        "interfaces for bootstrap and tcp: comma list of name prefixes, ^ excludes, = exact match"},
       {"WEFT_SOCKET_BUFFER", "4194304", "tcp socket send/receive buffer bytes (0: the kernel's autotuning)"},
       {"WEFT_SOCKET_FAMILY", nullptr, "tcp: AF_INET or AF_INET6 to force an address family"},
+      {"WEFT_SOCKET_PAIR", "1",
+       "tcp: 1 lets the two directions between two ranks share one socket (small exchanges faster); 0 keeps "
+       "a socket per direction (large simultaneous Send/Recv faster)"},
       {"WEFT_SOCKET_DEAD_PEER", "8",
        "tcp: seconds after which a peer host that stopped answering (keepalive probes, unacknowledged data) "
        "fails its connections; 0: the kernel's defaults (hours)"},

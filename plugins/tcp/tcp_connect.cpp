@@ -223,7 +223,7 @@ weftResult_t connectTo(Context* ctx, const unsigned char* handle, uint64_t jobTo
 
 weftResult_t connectPairedTo(Context* ctx, const unsigned char* handle, uint64_t jobToken, uint64_t connectorId,
                              ListenComm* listener, uint64_t pairKey, Connection** sendComm) {
-  return connectWith(ctx, handle, jobToken, connectorId, listener, pairKey, sendComm);
+  return connectWith(ctx, handle, jobToken, connectorId, ctx->pairSockets ? listener : nullptr, pairKey, sendComm);
 }
 
 }  // namespace weft::tcp

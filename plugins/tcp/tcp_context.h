@@ -64,6 +64,9 @@ class Context {
   // Number of registered sockets (open comms and connections being set up).
   size_t openSockets();
 
+  // WEFT_SOCKET_PAIR: whether connectPaired may share one socket between the two directions of a pair.
+  bool pairSockets = true;
+
   // Connections being set up by connect(), found again by handle, token and connector id.
   std::mutex connectMutex;
   std::vector<std::unique_ptr<PendingConnect>> connects;

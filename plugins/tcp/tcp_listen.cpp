@@ -77,7 +77,7 @@ bool fileHello(ListenComm* l, PendingAccept& p, bool offerAllowed) {
            std::strerror(errno));
     } else {
       PairOffer offer = decodePairOffer(p.hello + kHelloBytes);
-      l->offered.push_back({back, p.peer, offer.pairKey, {}});
+      l->offered.push_back({back, offer.pairKey, {}});
       std::memcpy(l->offered.back().listenerHandle, offer.listenerHandle, kHandleUsedBytes);
     }
   }

@@ -77,6 +77,14 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
       }
       deadPeerSeconds = static_cast<int>(seconds);
     }
+    bool pairSockets = true;
+    if (const char* pair = config("WEFT_SOCKET_PAIR"); pair != nullptr && *pair != '\0') {
+      if (std::strcmp(pair, "0") != 0 && std::strcmp(pair, "1") != 0) {
+        logf(host, weftLogError, "init: WEFT_SOCKET_PAIR=%s is not 0 or 1", pair);
+        return weftInvalidArgument;
+      }
+      pairSockets = *pair == '1';
+    }
     const char* ifname = config("WEFT_SOCKET_IFNAME");
     Interface iface;
     std::string error;
@@ -89,7 +97,9 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
          iface.addr.ss_family == AF_INET ? "IPv4" : "IPv6", bufferBytes,
          ifname != nullptr && *ifname != '\0' ? ", from WEFT_SOCKET_IFNAME=" : "",
          ifname != nullptr && *ifname != '\0' ? ifname : "");
-    *ctx = new Context(host, std::move(iface), bufferBytes, deadPeerSeconds);
+    auto* context = new Context(host, std::move(iface), bufferBytes, deadPeerSeconds);
+    context->pairSockets = pairSockets;
+    *ctx = context;
     return weftSuccess;
   });
 }

@@ -43,7 +43,6 @@ struct ArrivedConnection {
 // of the same pairKey to that listener takes it (a second descriptor of the socket) instead of a new one.
 struct OfferedSocket {
   int fd;
-  sockaddr_storage peer;
   uint64_t pairKey;
   unsigned char listenerHandle[kHandleUsedBytes];
 };

@@ -192,6 +192,25 @@ TEST_F(TcpPairing, PlainAndPairedConnectsMix) {
   exchange();
 }
 
+// WEFT_SOCKET_PAIR=0: connectPaired connects as connect does, a socket per direction.
+class TcpPairingOff : public TcpPairing {
+ protected:
+  void SetUp() override {
+    setenv("WEFT_SOCKET_PAIR", "0", 1);
+    TcpPairing::SetUp();
+  }
+  void TearDown() override {
+    unsetenv("WEFT_SOCKET_PAIR");
+    TcpPairing::TearDown();
+  }
+};
+
+TEST_F(TcpPairingOff, EachDirectionHasItsSocket) {
+  connectBothWays(3, 3);
+  EXPECT_EQ(newSockets(), 6U);
+  exchange();
+}
+
 TEST_F(TcpPairing, BadArguments) {
   void* send = reinterpret_cast<void*>(1);
   EXPECT_EQ(gPair->connectPaired(a_.ctx, b_.handle, kToken, 1, nullptr, 3, &send), weftInvalidArgument);

@@ -501,6 +501,11 @@ TEST_F(TcpPluginInit, BadSettingsFail) {
   unsetenv("WEFT_SOCKET_BUFFER");
   setenv("WEFT_SOCKET_FAMILY", "AF_UNIX", 1);
   EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument);
+  unsetenv("WEFT_SOCKET_FAMILY");
+  setenv("WEFT_SOCKET_PAIR", "yes", 1);
+  EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument);
+  EXPECT_TRUE(logContains("WEFT_SOCKET_PAIR=yes is not 0 or 1"));
+  unsetenv("WEFT_SOCKET_PAIR");
 }
 
 TEST_F(TcpPluginInit, DefaultInterfaceWorks) {
