@@ -52,20 +52,20 @@ HelloStatus readHello(Context* ctx, PendingAccept& p, bool offerAllowed) {
 }
 
 // Checks a complete hello; files the connection under `arrived` (and its offer under `offered`) when it is
-// one of this job's. False: refused (logged); the caller drops the socket.
-bool fileHello(ListenComm* l, PendingAccept& p, bool offerAllowed) {
+// one of this job's, else logs the refusal and leaves the socket to the caller, who drops it.
+void fileHello(ListenComm* l, PendingAccept& p, bool offerAllowed) {
   Context* ctx = l->ctx;
   Hello hello = decodeHello(p.hello);
   std::string from = formatAddress(p.peer);
   if (hello.magic != kHelloMagic || hello.version != kWireVersion) {
     logf(ctx->host(), weftLogWarn, "refused connection from %s on %s: not a weft tcp hello (version %u)",
          from.c_str(), l->address.c_str(), static_cast<unsigned>(hello.version));
-    return false;
+    return;
   }
   if (!tokensEqual(hello.jobToken, l->jobToken)) {
     logf(ctx->host(), weftLogWarn, "refused connection from %s on %s: wrong job token", from.c_str(),
          l->address.c_str());
-    return false;
+    return;
   }
   int fd = p.socket.release();
   l->arrived.push_back({fd, p.peer, hello.connectorId});
@@ -84,7 +84,6 @@ bool fileHello(ListenComm* l, PendingAccept& p, bool offerAllowed) {
   logf(ctx->host(), weftLogDebug, "accepted connection from %s (connector 0x%llx) on %s%s", from.c_str(),
        static_cast<unsigned long long>(hello.connectorId), l->address.c_str(),
        offerAllowed ? "" : ", on the socket of this side's own connection");
-  return true;
 }
 
 // Moves the hellos of `list` along: complete ones are filed, refused or failed ones dropped, and pending
