@@ -10,7 +10,6 @@
 #include <cstring>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "transport_test_support.h"
@@ -96,24 +95,14 @@ class TcpPairing : public ::testing::Test {
     ASSERT_NE(to.recv, nullptr);
   }
 
-  // Both ranks connect to each other at once, each driving its own side, as two processes would.
+  // Both ranks connect to each other. The side whose handle sorts lower opens the pair's socket; it goes
+  // first here, so that the other finds its offer however slowly this thread runs (when both connect at
+  // once the other waits up to 5 ms for it, which the collectives over tcp exercise).
   void connectBothWays(uint64_t keyA, uint64_t keyB) {
-    auto deadline = Clock::now() + std::chrono::seconds(10);
-    while ((a_.send == nullptr || a_.recv == nullptr || b_.send == nullptr || b_.recv == nullptr) &&
-           Clock::now() < deadline) {
-      for (auto [self, peer, id, key] :
-           {std::tuple{&a_, &b_, 0xa0ULL, keyA}, std::tuple{&b_, &a_, 0xb0ULL, keyB}}) {
-        if (self->send == nullptr) {
-          ASSERT_EQ(gPair->connectPaired(self->ctx, peer->handle, kToken, id, self->listener, key, &self->send),
-                    weftSuccess);
-        }
-        if (self->recv == nullptr) {
-          ASSERT_EQ(gOps->accept(self->listener, &self->recv, &self->acceptedId), weftSuccess);
-        }
-      }
-      gOps->waitReady(a_.ctx, 100);
-    }
-    ASSERT_TRUE(a_.send && a_.recv && b_.send && b_.recv) << "not connected within 10 s";
+    const bool aLower = std::memcmp(a_.handle, b_.handle, WEFT_NET_HANDLE_BYTES) < 0;
+    if (aLower) connectAndAccept(a_, b_, 0xa0, keyA);
+    connectAndAccept(b_, a_, 0xb0, keyB);
+    if (!aLower) connectAndAccept(a_, b_, 0xa0, keyA);
     EXPECT_EQ(a_.acceptedId, 0xb0U);
     EXPECT_EQ(b_.acceptedId, 0xa0U);
   }
