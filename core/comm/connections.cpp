@@ -105,16 +105,16 @@ void* Connections::trySend(int peer, int channel) {
   if (auto it = sendComms_.find(key); it != sendComms_.end()) return it->second;
   void* comm = nullptr;
   const Link& link = links_[linkOf_[peer]];
-  if (const weftTransportPairOps_v1* pair = link.plugin->transportPair) {
-    // The peer's connection of the same channel towards this rank may share the wire (both ways on one).
-    check(pair->connectPaired(link.plugin->context, peerHandles_[peer].data(), token_,
-                              connectorIdOf(rank_, channel), link.listener, static_cast<uint64_t>(channel), &comm),
-          "connect", link.plugin->name, peer);
-  } else {
-    check(ops(peer).connect(link.plugin->context, peerHandles_[peer].data(), token_, connectorIdOf(rank_, channel),
-                            &comm),
-          "connect", link.plugin->name, peer);
-  }
+  void* ctx = link.plugin->context;
+  const unsigned char* handle = peerHandles_[peer].data();
+  const uint64_t connectorId = connectorIdOf(rank_, channel);
+  // With the pairing extension, the peer's connection of the same channel towards this rank may share the
+  // wire (both ways on one socket).
+  const weftTransportPairOps_v1* pair = link.plugin->transportPair;
+  weftResult_t r = pair != nullptr ? pair->connectPaired(ctx, handle, token_, connectorId, link.listener,
+                                                         static_cast<uint64_t>(channel), &comm)
+                                   : ops(peer).connect(ctx, handle, token_, connectorId, &comm);
+  check(r, "connect", link.plugin->name, peer);
   if (comm != nullptr) {
     sendComms_[key] = comm;
     remember(false, peer, channel, comm);
