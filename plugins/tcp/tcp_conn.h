@@ -81,6 +81,7 @@ class Connection {
   plugins::RequestQueue<Request> requests_;  // posted, oldest first (head: the oldest active one)
   weftResult_t error_ = weftSuccess;
   std::chrono::steady_clock::time_point nextLivenessCheck_{};  // while a request waits: once a second
+  uint32_t idleTests_ = 0;                                     // idle tests since the clock was last read for it
   // The last recvmsg found nothing: look with poll() before the next one. Polling for a message with
   // recvmsg takes the socket lock the arriving packets need (measured: 10 % of an 8-byte AllReduce in
   // lock contention); poll() looks without it.

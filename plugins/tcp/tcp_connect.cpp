@@ -112,7 +112,7 @@ weftResult_t advance(Context* ctx, PendingConnect& pc) {
 int takeOffer(ListenComm* l, const unsigned char* handle, uint64_t pairKey) {
   std::lock_guard<std::mutex> lock(l->mutex);
   for (auto it = l->offered.begin(); it != l->offered.end(); ++it) {
-    if (it->pairKey == pairKey && std::memcmp(it->listenerHandle, handle, kHandleUsedBytes) == 0) {
+    if (it->offer.pairKey == pairKey && std::memcmp(it->offer.listenerHandle, handle, kHandleUsedBytes) == 0) {
       int fd = it->fd;
       l->offered.erase(it);
       return fd;

@@ -76,9 +76,7 @@ void fileHello(ListenComm* l, PendingAccept& p, bool offerAllowed) {
       logf(ctx->host(), weftLogDebug, "connection from %s: not kept for the way back: %s", from.c_str(),
            std::strerror(errno));
     } else {
-      PairOffer offer = decodePairOffer(p.hello + kHelloBytes);
-      l->offered.push_back({back, offer.pairKey, {}});
-      std::memcpy(l->offered.back().listenerHandle, offer.listenerHandle, kHandleUsedBytes);
+      l->offered.push_back({back, decodePairOffer(p.hello + kHelloBytes)});
     }
   }
   logf(ctx->host(), weftLogDebug, "accepted connection from %s (connector 0x%llx) on %s%s", from.c_str(),

@@ -43,8 +43,7 @@ struct ArrivedConnection {
 // of the same pairKey to that listener takes it (a second descriptor of the socket) instead of a new one.
 struct OfferedSocket {
   int fd;
-  uint64_t pairKey;
-  unsigned char listenerHandle[kHandleUsedBytes];
+  PairOffer offer;
 };
 
 struct ListenComm {
