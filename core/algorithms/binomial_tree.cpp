@@ -7,8 +7,11 @@
 //
 // Broadcast: a rank receives each segment from its parent and forwards it to its children, largest
 // subtree first; with kSegmentsInFlight receives posted ahead, segment k+1 travels down one edge while
-// segment k travels down the next. Wire: each rank receives n bytes once (n = count * element size) and
-// sends n to each child (the root up to ceil(log2 p) * n).
+// segment k travels down the next. A child of the root that has no children of its own forwards nothing, so
+// it gets the message whole: one message instead of one per segment, each of which costs the transport a
+// round of system calls (over TCP at 2 ranks, 1-16 MiB went from 0.53-0.73 of Open MPI's speed to
+// 0.72-0.88). Wire: each rank receives n bytes once (n = count * element size) and sends n to
+// each child (the root up to ceil(log2 p) * n).
 //
 // Reduce: a rank receives each segment from all its children (smallest subtree first), reduces them with
 // its own input as own op child_1 op child_2 ..., and sends the result to its parent; the next segment's
@@ -58,17 +61,24 @@ void broadcastBinomialTree(const CollArgs& args, Channel& channel) {
   const size_t elemSize = dataTypeSize(args.type);
   if (args.count == 0) return;
   const BinomialTree tree(channel.rank(), args.root, p);
+  const size_t bytes = args.count * elemSize;
   auto copyRootInput = [&] {
-    if (tree.isRoot() && args.sendbuff != args.recvbuff) {
-      std::memcpy(args.recvbuff, args.sendbuff, args.count * elemSize);
-    }
+    if (tree.isRoot() && args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
   };
   if (p == 1) return copyRootInput();
 
-  const BinomialTree::Children children = tree.children();
+  auto getsWhole = [&](int rank) {
+    const BinomialTree node(rank, args.root, p);
+    return !node.isRoot() && node.parent() == args.root && node.children().empty();
+  };
+  if (getsWhole(channel.rank())) return channel.recv(args.root, args.recvbuff, bytes);
+
   // The root sends out of sendbuff, so that its own copy can wait until the sends are posted; the others
   // forward what they received.
   const void* data = tree.isRoot() ? args.sendbuff : args.recvbuff;
+  BinomialTree::Children children;  // those that get segments, largest subtree first
+  BinomialTree::Children wholeChildren;
+  for (int child : tree.children()) (getsWhole(child) ? wholeChildren : children).push_back(child);
   const size_t segmentCount = ceilDiv(args.count, segmentElements(elemSize));
   const Partition segments(args.count, segmentCount);
 
@@ -94,6 +104,7 @@ void broadcastBinomialTree(const CollArgs& args, Channel& channel) {
       sends.post(child, elementAt(data, segments.offset(segment), elemSize), segments.count(segment) * elemSize);
     }
   }
+  for (int child : wholeChildren) sends.post(child, data, bytes);
   copyRootInput();
   sends.completeAll();
 }
