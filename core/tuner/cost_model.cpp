@@ -47,16 +47,23 @@ void CostModel::addMeasurement(const std::string& transport, Collective c, Algor
                                std::span<const double> bytes, std::span<const double> timesUs) {
   const CostFactors f = factors(c, a, nranks);
   Bands bands;
+  double leastStepUs = 0;  // what a step cost the smallest messages measured
   for (size_t i = 0; i + 1 < bytes.size() && i + 1 < timesUs.size(); ++i) {
     const double slope = std::max(0.0, (timesUs[i + 1] - timesUs[i]) / (bytes[i + 1] - bytes[i]));  // us/B
     // The band's line, time = latency + n * slope, at p0 ranks: the latency goes to the steps and the
-    // slope to the wire; a negative latency stays with the wire (offsetUs), so the line is reproduced at
-    // p0 and scales with the wire elsewhere.
+    // slope to the wire. A step costs no less than it did for the smallest messages, so a band whose line
+    // passes near zero (large sizes, where the latency is a small difference of two large times and noise
+    // flips its sign) still pays that per step at other rank counts: without it, one run's negative latency
+    // priced a 1024-rank ring at 1 MiB at 1.6 ms and the next run's positive one at 38 ms. What the line's
+    // latency lacks of those steps, or all of it where it is negative, stays with the wire (offsetUs), so
+    // the line is reproduced at p0 and scales with the wire elsewhere.
     const double latency = timesUs[i] - slope * bytes[i];
-    const bool byWire = latency < 0 && f.wire > 0;
+    if (i == 0) leastStepUs = std::max(0.0, latency) / f.steps;
+    const bool byWire = f.wire > 0 && latency < f.steps * leastStepUs;
     bands.starts.push_back(bytes[i]);
-    bands.params.push_back({byWire ? 0 : std::max(0.0, latency) / f.steps, f.wire > 0 ? slope * 1e3 / f.wire : 0,
-                            byWire ? latency / f.wire : 0});
+    bands.params.push_back({byWire ? leastStepUs : std::max(0.0, latency) / f.steps,
+                            f.wire > 0 ? slope * 1e3 / f.wire : 0,
+                            byWire ? (latency - f.steps * leastStepUs) / f.wire : 0});
   }
   if (!bands.params.empty()) params_[{transport, c, a}][nranks] = std::move(bands);
 }

@@ -116,21 +116,23 @@ TEST(CostModel, RingAsDocumented) {
   const AlphaBeta small = model.params("tcp", Collective::AllReduce, Algorithm::Ring, 4, 1000);
   EXPECT_DOUBLE_EQ(small.alphaUs, 10);
   EXPECT_DOUBLE_EQ(small.betaNsPerByte, 0.5);
-  // Band from 1 MB on: slope 1.25 ns/B, latency 810 - 1250 = -440 us < 0: no alpha, the -440 us go with
-  // the wire (offset -440 / 1.5 per unit), so the band still gives the measured times at both ends.
+  // Band from 1 MB on: slope 1.25 ns/B, latency 810 - 1250 = -440 us, less than the 6 steps of 10 us the
+  // smallest messages paid: the steps keep alpha 10 us and the rest, -440 - 60 = -500 us, goes with the
+  // wire (offset -500 / 1.5 per unit), so the band still gives the measured times at both ends.
   const AlphaBeta large = model.params("tcp", Collective::AllReduce, Algorithm::Ring, 4, 5000000);
-  EXPECT_DOUBLE_EQ(large.alphaUs, 0);
+  EXPECT_DOUBLE_EQ(large.alphaUs, 10);
   EXPECT_NEAR(large.betaNsPerByte, 1.25 / 1.5, 1e-12);
-  EXPECT_NEAR(large.offsetUs, -440 / 1.5, 1e-9);
+  EXPECT_NEAR(large.offsetUs, -500 / 1.5, 1e-9);
   for (const double at : {1e6, 3e6}) {
     const double measured = at == 1e6 ? 810 : 3310;
     EXPECT_NEAR(model.predictUs(Collective::AllReduce, Algorithm::Ring, static_cast<size_t>(at), oneHost(4, "tcp"))
                     .value(),
                 measured, 1e-6);
   }
-  // At 8 ranks that band scales with the wire (1.75 n): 1.75 / 1.5 of the 4-rank line.
+  // At 8 ranks that band pays 14 steps and scales the rest with the wire (1.75 n): 14 * 10 plus 1.75 / 1.5
+  // of the 4-rank line without its 6 steps (2060 - 60 us at 2 MB).
   EXPECT_NEAR(model.predictUs(Collective::AllReduce, Algorithm::Ring, 2000000, oneHost(8, "tcp")).value(),
-              1.75 / 1.5 * 2060, 1e-6);
+              14 * 10 + 1.75 / 1.5 * 2000, 1e-6);
   const double us = model.predictUs(Collective::AllReduce, Algorithm::Ring, 500000, oneHost(4, "tcp")).value();
   EXPECT_DOUBLE_EQ(us, 6 * 10.0 + 1.5 * 500000 * 0.5e-3);
   // At 8 ranks the formula extrapolates from the nearest measurement: 14 steps, 1.75 n.
