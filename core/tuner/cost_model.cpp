@@ -53,10 +53,10 @@ void CostModel::addMeasurement(const std::string& transport, Collective c, Algor
     // The band's line, time = latency + n * slope, at p0 ranks: the latency goes to the steps and the
     // slope to the wire. A step costs no less than it did for the smallest messages, so a band whose line
     // passes near zero (large sizes, where the latency is a small difference of two large times and noise
-    // flips its sign) still pays that per step at other rank counts: without it, one run's negative latency
-    // priced a 1024-rank ring at 1 MiB at 1.6 ms and the next run's positive one at 38 ms. What the line's
-    // latency lacks of those steps, or all of it where it is negative, stays with the wire (offsetUs), so
-    // the line is reproduced at p0 and scales with the wire elsewhere.
+    // flips its sign) still pays that per step at other rank counts: without it, the Zen 5 box's tcp files
+    // (a negative latency there) priced a 1024-rank ring at 1 MiB at 1.6 ms, the reference box's at 38 ms. What
+    // the line's latency lacks of those steps, or all of it where it is negative, stays with the wire (offsetUs),
+    // so the line is reproduced at p0 and scales with the wire elsewhere.
     const double latency = timesUs[i] - slope * bytes[i];
     if (i == 0) leastStepUs = std::max(0.0, latency) / f.steps;
     const bool byWire = f.wire > 0 && latency < f.steps * leastStepUs;
