@@ -1,13 +1,16 @@
 // AllGather, Bruck's algorithm (MPICH's MPIR_Allgather_intra_brucks): ceil(log2 p) rounds, for any p.
 //
-// Rank r gathers the blocks in rotated order in scratch: position i holds the block of rank (r+i) mod p.
-//   1. Its own block goes to position 0.
+// Rank r sees recvbuff in rotated order: position i is the block of rank (r+i) mod p.
+//   1. Its own block goes to position 0 (block r).
 //   2. For d = 1, 2, 4, ... < p: send positions [0, min(d, p-d)) to rank r-d, and receive the same number
 //      of blocks from rank r+d into positions [d, ...): they are that rank's first positions, i.e. the
 //      blocks of ranks r+d, r+d+1, ... After the round positions [0, min(2d, p)) are filled.
-//   3. Rotate into recvbuff: position i goes to block (r+i) mod p.
+// A run of positions is at most two runs of blocks (it may wrap past block p-1 to block 0), so each
+// message is a vectored one straight from and into recvbuff: no scratch and no final rotation (MPICH
+// gathers in a temporary buffer and rotates it into place, a copy of all p blocks).
 // Wire, per rank: (p-1) * n bytes (n = count * element size) in ceil(log2 p) messages.
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "core/algorithms/algorithms.h"
@@ -16,29 +19,45 @@
 #include "core/reduce/reduce.h"
 
 namespace weft {
+namespace {
+
+// recvbuff seen from one rank: positions [first, first + blocks) as one or two pieces of recvbuff.
+struct RotatedBlocks {
+  char* recvbuff;
+  int rank;
+  int p;
+  size_t blockBytes;
+
+  std::span<const BufferPiece> pieces(int first, int blocks, std::array<BufferPiece, 2>& out) const {
+    const int start = ringIndex(rank + first, p);
+    const int beforeWrap = std::min(blocks, p - start);
+    out[0] = {recvbuff + start * blockBytes, beforeWrap * blockBytes};
+    if (beforeWrap == blocks) return {out.data(), 1};
+    out[1] = {recvbuff, (blocks - beforeWrap) * blockBytes};
+    return {out.data(), 2};
+  }
+};
+
+}  // namespace
 
 void allGatherBruck(const CollArgs& args, Channel& channel) {
   const int p = channel.size();
   const int rank = channel.rank();
   const size_t blockBytes = args.count * dataTypeSize(args.type);
   if (args.count == 0) return;
-  char* ownBlock = static_cast<char*>(args.recvbuff) + rank * blockBytes;
-  if (p == 1) {
-    if (args.sendbuff != ownBlock) std::memcpy(ownBlock, args.sendbuff, blockBytes);
-    return;
-  }
+  char* recvbuff = static_cast<char*>(args.recvbuff);
+  char* ownBlock = recvbuff + rank * blockBytes;
+  if (args.sendbuff != ownBlock) std::memcpy(ownBlock, args.sendbuff, blockBytes);  // in place: already there
 
-  char* rotated = static_cast<char*>(channel.scratch(0, p * blockBytes));
-  std::memcpy(rotated, args.sendbuff, blockBytes);
+  const RotatedBlocks rotated{recvbuff, rank, p, blockBytes};
   for (int distance = 1; distance < p; distance *= 2) {
-    const size_t blocks = std::min(distance, p - distance);
-    exchange(channel, ringIndex(rank - distance, p), rotated, blocks * blockBytes, ringIndex(rank + distance, p),
-             rotated + distance * blockBytes, blocks * blockBytes);
-  }
-  for (int i = 0; i < p; ++i) {
-    char* block = static_cast<char*>(args.recvbuff) + ringIndex(rank + i, p) * blockBytes;
-    if (block != args.sendbuff)
-      std::memcpy(block, rotated + i * blockBytes, blockBytes);  // in place: already there
+    const int blocks = std::min(distance, p - distance);
+    std::array<BufferPiece, 2> sendPieces{}, recvPieces{};
+    // The send first, as exchange() does: a transport may start it at once.
+    std::array<Request, 2> requests{
+        channel.isendv(ringIndex(rank - distance, p), rotated.pieces(0, blocks, sendPieces)),
+        channel.irecvv(ringIndex(rank + distance, p), rotated.pieces(distance, blocks, recvPieces))};
+    channel.waitAll(requests);
   }
 }
 

@@ -29,20 +29,25 @@ void allReduceRecursiveDoubling(const CollArgs& args, Channel& channel) {
   const size_t count = args.count;
   const size_t bytes = count * dataTypeSize(args.type);
   if (count == 0) return;
-  // recvbuff holds this rank's partial result from here on.
-  if (args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
-  if (p == 1) return;
+  if (p == 1) {
+    if (args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+    return;
+  }
 
   const PowerOfTwoFold fold(p);
   const int newRank = fold.newRank(rank);
   void* incoming = channel.scratch(0, bytes);
+  // This rank's partial result: sendbuff until the first reduction, which writes recvbuff (so the input is
+  // never copied; in place both are the same buffer).
+  const void* partial = args.sendbuff;
 
   if (rank < 2 * fold.rem) {
     if (newRank < 0) {
-      channel.send(rank + 1, args.recvbuff, bytes);
+      channel.send(rank + 1, args.sendbuff, bytes);
     } else {
       channel.recv(rank - 1, incoming, bytes);
-      reduce(args.recvbuff, incoming, args.recvbuff, count, args.type, args.op);  // the lower rank first
+      reduce(args.recvbuff, incoming, args.sendbuff, count, args.type, args.op);  // the lower rank first
+      partial = args.recvbuff;
     }
   }
 
@@ -50,12 +55,13 @@ void allReduceRecursiveDoubling(const CollArgs& args, Channel& channel) {
     for (int distance = 1; distance < fold.pof2; distance *= 2) {
       const int partnerNewRank = newRank ^ distance;
       const int partner = fold.oldRank(partnerNewRank);
-      exchange(channel, partner, args.recvbuff, bytes, partner, incoming, bytes);
+      exchange(channel, partner, partial, bytes, partner, incoming, bytes);
       if (newRank < partnerNewRank) {
-        reduce(args.recvbuff, args.recvbuff, incoming, count, args.type, args.op);
+        reduce(args.recvbuff, partial, incoming, count, args.type, args.op);
       } else {
-        reduce(args.recvbuff, incoming, args.recvbuff, count, args.type, args.op);
+        reduce(args.recvbuff, incoming, partial, count, args.type, args.op);
       }
+      partial = args.recvbuff;
     }
   }
 
