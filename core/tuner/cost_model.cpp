@@ -17,8 +17,9 @@ int log2Ceil(int p) { return p <= 1 ? 0 : log2Floor(p - 1) + 1; }
 // When nothing was measured for a transport: per step and per byte, as the reference box's tcp ring.
 constexpr AlphaBeta kUnmeasured = {6.0, 0.30};
 
-// The defaults: `commperf --calibrate` on the reference box (2 cores, Debian 12, Open MPI 4.1.4 launching),
-// at 2, 3 and 4 ranks (3 and 4 oversubscribed) over each transport (perf/results/tuning/).
+// The defaults: `commperf --calibrate` on a 2-vCPU AMD EPYC Zen 5 box (Debian 12, Open MPI 4.1.4 launching;
+// until 2026-11-27 the reference box, 2 cores), at 2, 3 and 4 ranks (3 and 4 oversubscribed) over each
+// transport (perf/results/tuning/).
 constexpr size_t kMaxPoints = 12;
 struct Measurement {
   const char* transport;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes core/tuner/reference_measurements.inc, the cost model's defaults, from tuning files that
-`commperf --calibrate` wrote on the reference box (perf/results/tuning/{shm,tcp}_np*_run*.json).
+`commperf --calibrate` wrote (perf/results/tuning/{shm,tcp}_np*_run*.json: since 2026-11-27 both from the
+2-vCPU Zen 5 box; the reference box's runs are kept in perf/results/tuning/reference_box_{shm,tcp_1122}/).
 
 Several runs of the same (transport, collective, algorithm, rank count) are merged by taking the fastest
 time at each size: with more ranks than cores one run's times depend on how the scheduler happened to

@@ -147,7 +147,7 @@ TEST(CostModel, RingAsDocumented) {
                    us);
 }
 
-// The compiled-in defaults, read here from the same generated file: at every size the reference box
+// The compiled-in defaults, read here from the same generated file: at every size the calibration
 // measured, the default model gives back the measured time, so the tuner picks what the measurement
 // favoured there (whatever the shape of the curve between sizes).
 struct ReferenceMeasurement {
