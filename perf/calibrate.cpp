@@ -42,6 +42,18 @@ std::string joined(const std::vector<double>& values, const char* format) {
   return text;
 }
 
+// The calibration sizes as the table's header names them: 8, 1K, ..., 16M.
+std::string sizeNames() {
+  std::string text;
+  for (size_t bytes : kCalibrationSizes) {
+    if (!text.empty()) text += ", ";
+    text += bytes >= (1 << 20)   ? std::to_string(bytes >> 20) + "M"
+            : bytes >= (1 << 10) ? std::to_string(bytes >> 10) + "K"
+                                 : std::to_string(bytes);
+  }
+  return text;
+}
+
 std::string transportName(const Options& options) {
   if (!options.calibrateTransport.empty()) return options.calibrateTransport;
   const char* plugins = std::getenv("WEFT_PLUGINS");
@@ -56,10 +68,8 @@ bool calibrate(weftComm_t world, int rank, int nranks, const Options& options) {
   const std::string transport = transportName(options);
   std::vector<std::string> entries;
   if (rank == 0) {
-    std::printf(
-        "# calibration: %d ranks, transport %s; median us per call at n = 8, 1K, 8K, 64K, 256K, 512K, 1M, 2M, 4M, "
-        "16M bytes per rank\n",
-        nranks, transport.c_str());
+    std::printf("# calibration: %d ranks, transport %s; median us per call at n = %s bytes per rank\n", nranks,
+                transport.c_str(), sizeNames().c_str());
   }
   for (const FlatAlgorithms& collective : flatAlgorithms()) {
     const std::vector<weftComm_t> comms = splitPerAlgorithm(world, rank, collective, false);
