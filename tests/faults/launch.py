@@ -1,8 +1,11 @@
 """Starts the ranks of a test job without mpirun, as a launcher would for weftCommInitFromEnv: WEFT_RANK,
 WEFT_SIZE and WEFT_ROOT (a free port on the loopback) per process. Shared by the run_*.py drivers."""
 import os
-import socket
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from free_port import free_loopback_port  # noqa: E402  (tests/free_port.py)
 
 
 def parse_args(argv, flag):
@@ -14,9 +17,7 @@ def parse_args(argv, flag):
 
 
 def start_ranks(program, nranks, extra_env, args=(), stderr=None):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_loopback_port()
     procs = []
     for rank in range(nranks):
         env = dict(os.environ, WEFT_RANK=str(rank), WEFT_SIZE=str(nranks), WEFT_ROOT=f"127.0.0.1:{port}",

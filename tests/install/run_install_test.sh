@@ -49,12 +49,12 @@ settings=(
 )
 for np in 3 4; do
   for setting in "${settings[@]}"; do
-    port=$((20000 + RANDOM % 30000))
+    port=$(python3 "$here/../free_port.py")
     env_args=(-x "WEFT_ROOT=127.0.0.1:$port")
     [[ -n $setting ]] && env_args+=(-x "$setting")
     echo "np $np ${setting:-defaults}"
     "$@" -np "$np" "${env_args[@]}" "$prefix/consumer"
   done
 done
-port=$((20000 + RANDOM % 30000))
+port=$(python3 "$here/../free_port.py")
 "$@" -np 3 -x "WEFT_ROOT=127.0.0.1:$port" "$prefix/cmake-consumer/consumer_cmake"

@@ -10,10 +10,10 @@ usage: run_checked.py [--weft-root] [--expect REGEX ...] COMMAND [ARG ...]
 """
 import os
 import re
-import socket
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from free_port import free_loopback_port  # noqa: E402  (tests/free_port.py)
 from run_expecting import run_and_check  # noqa: E402  (tests/run_expecting.py)
 
 SET_UP = re.compile(r"\[mpi\] collectives of a (\d+)-rank communicator run through MPI")
@@ -44,9 +44,7 @@ def main(argv):
     env = dict(os.environ)
     while argv and argv[0].startswith("--"):
         if argv[0] == "--weft-root":
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                env["WEFT_ROOT"] = f"127.0.0.1:{s.getsockname()[1]}"
+            env["WEFT_ROOT"] = f"127.0.0.1:{free_loopback_port()}"
             argv = argv[1:]
         elif argv[0] == "--expect" and len(argv) > 1:
             expected.append(argv[1])

@@ -1,5 +1,5 @@
 """Ranks started without mpirun (as a launcher would for weftCommInitFromEnv: WEFT_RANK, WEFT_SIZE,
-WEFT_ROOT per process, like tests/plugins/shm/launch.py) are not one MPI world. The mpi plugin must then
+WEFT_ROOT per process, like tests/faults/launch.py) are not one MPI world. The mpi plugin must then
 decline cleanly, never hang or crash:
   - WEFT_PLUGINS=mpi,tcp: the plugin says why it is not used and the job runs over tcp (result checked);
   - the same when each rank initialises MPI itself (--mpi-init: one-process MPI worlds);
@@ -8,18 +8,18 @@ decline cleanly, never hang or crash:
 usage: run_decline.py PROGRAM
 """
 import os
-import socket
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from free_port import free_loopback_port  # noqa: E402  (tests/free_port.py)
 
 NRANKS = 2
 TIMEOUT_S = 60
 
 
 def run_job(program, plugins, args=()):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_loopback_port()
     # Nothing of an MPI launcher may leak in from the environment that runs the test.
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
     procs = []

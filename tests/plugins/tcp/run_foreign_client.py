@@ -14,14 +14,11 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from free_port import free_loopback_port  # noqa: E402  (tests/free_port.py)
+
 WRONG_TOKEN = 0x0BADC0FFEE0BADC0
 JOB_TOKEN = "0123456789abcdef"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def knock(address, payload):
@@ -91,7 +88,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     program = sys.argv[1]
-    root_port = free_port()
+    root_port = free_loopback_port()
     stop_file = f"/tmp/weft-foreign-stop-{os.getpid()}"
     env = dict(os.environ, FOREIGN_STOP_FILE=stop_file, WEFT_SIZE="2", WEFT_ROOT=f"127.0.0.1:{root_port}", WEFT_TOKEN=JOB_TOKEN,
                WEFT_PLUGINS="tcp", WEFT_LOG_LEVEL=os.environ.get("FOREIGN_LOG_LEVEL", "warn"), WEFT_TIMEOUT="60")
