@@ -18,8 +18,8 @@ namespace {
 // Per-rank contribution sizes measured: latency-bound to bandwidth-bound. 16 MiB measures the slope the model
 // carries to larger sizes: between 2 and 4 MiB two algorithms' slopes differed by less than the noise at 2
 // ranks over tcp, and whichever came out lower was chosen up to 64 MiB, wrongly half the time.
-constexpr size_t kCalibrationSizes[] = {8,         1 << 10, 8 << 10, 64 << 10, 256 << 10,
-                                        512 << 10, 1 << 20, 2 << 20, 4 << 20,  16 << 20};
+constexpr size_t kCalibrationSizes[] = {8,         1 << 10,   8 << 10, 32 << 10, 64 << 10, 128 << 10,
+                                        256 << 10, 512 << 10, 1 << 20, 2 << 20,  4 << 20,  16 << 20};
 // Above this many bytes per rank, -n is scaled down in proportion (at least one call per round), so that the
 // largest sizes take about as long as 4 MiB does.
 constexpr size_t kFullIterationsUpTo = 4 << 20;

@@ -17,7 +17,7 @@ import sys
 FLAT = {"allreduce": ["ring", "recursive_doubling", "rabenseifner"], "reducescatter": ["ring", "rabenseifner"],
         "allgather": ["ring", "bruck"], "broadcast": ["binomial_tree"], "reduce": ["binomial_tree"],
         "alltoall": ["pairwise"]}
-SIZES = [8, 1024, 8192, 65536, 262144, 524288, 1048576, 2097152, 4194304, 16777216]
+SIZES = [8, 1024, 8192, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 16777216]
 
 
 def fail(message):
