@@ -49,9 +49,9 @@ const std::vector<Variable>& variables() {
       {"WEFT_SHM_RING_BYTES", "4194304", "shm: ring bytes per connection, a power of two from 64K to 1G"},
       {"WEFT_SHM_COLL", "1",
        "shm: 0 turns the node backend off (collectives of one-host communicators then run as messages)"},
-      {"WEFT_SHM_STAGE_BYTES", "32768",
-       "shm node backend: the largest input a collective stages per rank (a ring of 8 times that per "
-       "communicator); larger inputs go by CMA (alike on every rank)"},
+      {"WEFT_SHM_STAGE_BYTES", "262144",
+       "shm node backend: the largest input a ReduceScatter stages per rank (other collectives: at most 32K; "
+       "a ring of 8 times this per communicator); larger inputs go by CMA (alike on every rank)"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
       {"WEFT_CHECK", "0",

@@ -54,6 +54,13 @@ static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
 constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr int kSpinsBeforeClock = 64;
 constexpr size_t kMoveStageBytes = size_t{8} * 1024;
+// Collectives other than ReduceScatter stage at most this much (WEFT_SHM_STAGE_BYTES may lower it): above it
+// AllReduce's direct path (bounced through mapped memory by the core from 64 KiB) was measured faster than
+// staging (np 2, 2-vCPU Zen 5: 64 KiB 5.8 us direct against 12 staged). A staged ReduceScatter copies only
+// the blocks the peers reduce and reduces its own straight from sendbuff, which beats reading the peers'
+// blocks by CMA up to the default WEFT_SHM_STAGE_BYTES (np 2: 64 KiB 2.6-3.5 against 6.5-7.3 us, 256 KiB
+// 9.5-14.9 against 18.6-24.9).
+constexpr size_t kStageBytesOtherThanReduceScatter = size_t{32} * 1024;
 constexpr auto kYield = std::chrono::microseconds(200);
 constexpr int kSleepSliceUs = 10000;  // between looks at the peers' pidfds and the deadline
 
@@ -203,12 +210,16 @@ unsigned char* NodeComm::ringOf(int r) const {
   return reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes;
 }
 
+size_t NodeComm::stageBudget(weftCollType_t coll) const {
+  return coll == weftCollReduceScatter ? stageBytes_ : std::min(stageBytes_, kStageBytesOtherThanReduceScatter);
+}
+
 size_t NodeComm::stageLimit(weftCollType_t coll) const {
   // Collectives that only move data pay two copies staged and one direct. With a CPU per rank, direct
   // wins from 16 KiB (measured at 2 ranks on 2 CPUs: 0.7-0.9x of Open MPI staged at 32 KiB, 1.1x direct);
   // with more ranks than CPUs the system calls cost more than the copy up to the staging limit.
   bool movesOnly = coll == weftCollAllGather || coll == weftCollAllToAll || coll == weftCollBroadcast;
-  return movesOnly && spin_ && cma_ ? std::min(stageBytes_, kMoveStageBytes) : stageBytes_;
+  return movesOnly && spin_ && cma_ ? std::min(stageBudget(coll), kMoveStageBytes) : stageBudget(coll);
 }
 
 bool NodeComm::supports(const weftBackendOp_v1& op) const {
@@ -286,8 +297,8 @@ size_t NodeComm::batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, 
     const size_t opBytes = op.count * staged;
     const bool alike = op.coll == first.coll && op.datatype == first.datatype &&
                        (first.coll == weftCollAllGather || op.op == first.op);
-    const bool fits =
-        *direct ? opBytes > stageLimit(op.coll) : opBytes <= stageLimit(op.coll) && bytes + opBytes <= stageBytes_;
+    const bool fits = *direct ? opBytes > stageLimit(op.coll)
+                              : opBytes <= stageLimit(op.coll) && bytes + opBytes <= stageBudget(op.coll);
     if (!alike || !fits) break;
     bytes += opBytes;
     *count += op.count;

@@ -78,6 +78,8 @@ inline constexpr uint64_t kStepLines = 128;  // > the most steps kSlots collecti
 // The staging ring's size in stage sizes (WEFT_SHM_STAGE_BYTES): four collectives of the largest (in and out
 // areas) fit, kSlots of small ones.
 inline constexpr size_t kRingStages = 8;
+// The part of the ring small collectives cycle through (the whole ring at the old default stage size).
+inline constexpr size_t kWarmRingBytes = size_t{1} << 20;
 struct alignas(kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;
@@ -132,6 +134,9 @@ class NodeComm {
   int nranks() const { return nranks_; }
   // The largest input (per rank) a collective stages; larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
+  // The most a staged step of this collective holds per rank (one call, or several batched): all of
+  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 32 KiB for the others.
+  size_t stageBudget(weftCollType_t coll) const;
   size_t reduceAllBytes() const { return reduceAllBytes_; }
   // Every rank has a CPU of its own (alike on every rank): a rank that would wait idle can take on work.
   bool cpuPerRank() const { return spin_; }

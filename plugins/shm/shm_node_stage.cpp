@@ -15,7 +15,13 @@ void NodeComm::touchRings() const {
 void NodeComm::stage(size_t inBytes, size_t outBytes) {
   auto aligned = [](size_t bytes) { return (bytes + kStageAlign - 1) / kStageAlign * kStageAlign; };
   const size_t need = aligned(inBytes) + aligned(outBytes);  // at most 2 stageBytes_: a quarter of the ring
-  if (ringCursor_ + need > ringBytes_) ringCursor_ = 0;
+  // Staging walks the ring from its start again once past the first kWarmRingBytes, unless that would
+  // overwrite the collective just before (a large ReduceScatter there): a run of small collectives then
+  // stays in the cache (walking the whole 2 MiB ring made 1000 fused 4 KiB AllReduces 15-25 % slower at
+  // 2 ranks), while a large one may take any part of the ring.
+  const RingArea& previous = ringAreas_[(collective_ + kSlots - 1) % kSlots];
+  const bool clearOfPrevious = collective_ == 0 || previous.begin >= need || previous.end <= previous.begin;
+  if (ringCursor_ + need > ringBytes_ || (ringCursor_ + need > kWarmRingBytes && clearOfPrevious)) ringCursor_ = 0;
   const RingArea area{ringCursor_, ringCursor_ + need};
   // The latest earlier collective whose area this one overwrites (never the one just before: the ring holds
   // four of the largest): every peer must be done with it, as it is once it has begun the next. Those older

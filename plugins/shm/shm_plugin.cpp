@@ -56,8 +56,8 @@ bool parseSwitch(const char* text, bool* out) {
   return false;
 }
 
-// The node backend's staging areas: four per rank and communicator (in and out, two parities).
-constexpr size_t kDefaultStageBytes = size_t{32} * 1024;
+// The node backend's staging ring: 8 times this per rank and communicator (shm_node.h).
+constexpr size_t kDefaultStageBytes = size_t{256} * 1024;
 constexpr size_t kMaxStageBytes = 64ull << 20;
 constexpr size_t kDefaultReduceAllBytes = size_t{16} * 1024;
 

@@ -237,6 +237,77 @@ TEST(NodeBackend, StagingRingUnderRunAhead) {
   }
 }
 
+// Large staged ReduceScatters (up to WEFT_SHM_STAGE_BYTES, a quarter of the ring) between small Broadcasts
+// whose root runs ahead: small collectives go back to the start of the ring once past its first MiB unless
+// the collective just before lies there, so staging areas are placed both ways around the large ones (with
+// 2 MiB stages, a ReduceScatter at the start of the ring reaches past that first MiB). Every output is
+// checked against a sequential reference: an area reused too early would show.
+struct StageSize {
+  const char* setting;  // WEFT_SHM_STAGE_BYTES
+  size_t bytes;
+};
+
+class StagedAmongSmall : public ::testing::TestWithParam<StageSize> {};
+
+TEST_P(StagedAmongSmall, ReduceScattersMatchReference) {
+  ASSERT_EQ(setenv("WEFT_SHM_STAGE_BYTES", GetParam().setting, 1), 0);
+  NodeGroup g(3);
+  unsetenv("WEFT_SHM_STAGE_BYTES");
+  const int p = g.size();
+  const size_t largest = GetParam().bytes / (sizeof(float) * p);  // floats per rank of the largest staged one
+  // Even positions are ReduceScatters (input count * p floats), odd ones Broadcasts from rank 0.
+  const std::vector<size_t> counts = {largest, 5, largest / 3, 300, largest * 3 / 4, 64, 7, 1, largest / 2, 2000};
+  constexpr int kRounds = 12;
+  const size_t total = counts.size() * kRounds;
+  auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 17 + k * 5 + i) % 997); };
+  auto collOf = [](size_t k) { return k % 2 == 0 ? weftCollReduceScatter : weftCollBroadcast; };
+  std::vector<std::vector<std::vector<float>>> in(p), out(p);
+  for (int r = 0; r < p; ++r) {
+    for (size_t k = 0; k < total; ++k) {
+      const size_t n = counts[k % counts.size()];
+      in[r].emplace_back(collOf(k) == weftCollReduceScatter ? n * p : n);
+      for (size_t i = 0; i < in[r][k].size(); ++i) in[r][k][i] = value(r, k, i);
+      out[r].emplace_back(n, -1.0f);
+    }
+  }
+  std::vector<weftResult_t> results(p, weftSuccess);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      for (size_t k = 0; k < total && results[r] == weftSuccess; ++k) {
+        if (r != 0 && k % 11 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        weftBackendOp_v1 op{collOf(k), in[r][k].data(), out[r][k].data(), out[r][k].size(), weftFloat32, weftSum,
+                            0};
+        EXPECT_TRUE(g.ops()->supports(g.comm(r), &op));
+        results[r] = g.ops()->run(g.comm(r), &op);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < p; ++r) ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
+  for (size_t k = 0; k < total; ++k) {
+    const size_t n = out[0][k].size();
+    for (int r = 0; r < p; ++r) {
+      for (size_t i = 0; i < n; ++i) {
+        if (collOf(k) == weftCollBroadcast) {
+          ASSERT_EQ(out[r][k][i], value(0, k, i)) << "broadcast " << k << " rank " << r;
+        } else {
+          double want = 0;
+          for (int q = 0; q < p; ++q) want += value(q, k, r * n + i);
+          ASSERT_EQ(out[r][k][i], static_cast<float>(want))
+              << "reducescatter " << k << " rank " << r << " index " << i;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StageSizes, StagedAmongSmall,
+                         ::testing::Values(StageSize{"256K", 256 << 10}, StageSize{"2M", 2 << 20}),
+                         [](const ::testing::TestParamInfo<StageSize>& info) {
+                           return std::string(info.param.setting);
+                         });
+
 const weftMemoryOps_v1* memoryOps() {
   static const weftMemoryOps_v1* table = [] {
     void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
