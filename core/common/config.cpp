@@ -50,7 +50,8 @@ const std::vector<Variable>& variables() {
       {"WEFT_SHM_COLL", "1",
        "shm: 0 turns the node backend off (collectives of one-host communicators then run as messages)"},
       {"WEFT_SHM_STAGE_BYTES", "262144",
-       "shm node backend: the largest input a ReduceScatter stages per rank (other collectives: at most 32K; "
+       "shm node backend: the largest input a ReduceScatter stages per rank (AllGather, AllToAll, Broadcast: "
+       "at most 64K; AllReduce, Reduce: 32K; "
        "a ring of 8 times this per communicator); larger inputs go by CMA (alike on every rank)"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},

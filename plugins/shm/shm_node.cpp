@@ -53,14 +53,19 @@ static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
 // 1.8x slower than none). So spin only when every rank has a core, then yield, then sleep on the doorbell.
 constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr int kSpinsBeforeClock = 64;
-constexpr size_t kMoveStageBytes = size_t{8} * 1024;
-// Collectives other than ReduceScatter stage at most this much (WEFT_SHM_STAGE_BYTES may lower it): above it
-// AllReduce's direct path (bounced through mapped memory by the core from 64 KiB) was measured faster than
-// staging (np 2, 2-vCPU Zen 5: 64 KiB 5.8 us direct against 12 staged). A staged ReduceScatter copies only
-// the blocks the peers reduce and reduces its own straight from sendbuff, which beats reading the peers'
-// blocks by CMA up to the default WEFT_SHM_STAGE_BYTES (np 2: 64 KiB 2.6-3.5 against 6.5-7.3 us, 256 KiB
-// 9.5-14.9 against 18.6-24.9).
-constexpr size_t kStageBytesOtherThanReduceScatter = size_t{32} * 1024;
+// How much a collective stages at most (WEFT_SHM_STAGE_BYTES may lower each; ReduceScatter's is that
+// setting itself); larger inputs go direct. Measured at 2 and 4 ranks on the 2-vCPU Zen 5 box (2026-11-28):
+// - AllReduce and Reduce, 32 KiB: above it AllReduce's direct path (bounced through mapped memory by the
+//   core from 64 KiB) was faster than staging (np 2, 64 KiB: 5.8 us direct against 12 staged).
+// - AllGather, AllToAll and Broadcast pay two copies staged and one direct (process_vm_readv), yet were
+//   faster staged up to 64 KiB in all (np 2 AllGather 32 KiB 2.2-2.5 us against 4.0-4.2, 128 KiB 6.4-7.0
+//   against 7.7-10.4; np 4 AllToAll 64 KiB 9.4-10.5 against 25, Broadcast 64 KiB 10.7-10.9 against
+//   16.7-17.7). Until then they went direct from 8 KiB with a CPU per rank (measured on an earlier box).
+// - ReduceScatter copies only the blocks the peers reduce and reduces its own straight from sendbuff, which
+//   beat reading the peers' blocks by CMA up to the default WEFT_SHM_STAGE_BYTES, 256 KiB (np 4: 64 KiB
+//   10.5-15.4 against 26-31 us, 256 KiB 30-43 against 58-71; np 2: 64 KiB 3.4-6.3 against 6.5-7.4).
+constexpr size_t kReduceStageBytes = size_t{32} * 1024;
+constexpr size_t kMoveStageBytes = size_t{64} * 1024;
 constexpr auto kYield = std::chrono::microseconds(200);
 constexpr int kSleepSliceUs = 10000;  // between looks at the peers' pidfds and the deadline
 
@@ -210,16 +215,17 @@ unsigned char* NodeComm::ringOf(int r) const {
   return reinterpret_cast<unsigned char*>(peers_[r].control) + kControlBytes;
 }
 
-size_t NodeComm::stageBudget(weftCollType_t coll) const {
-  return coll == weftCollReduceScatter ? stageBytes_ : std::min(stageBytes_, kStageBytesOtherThanReduceScatter);
-}
-
 size_t NodeComm::stageLimit(weftCollType_t coll) const {
-  // Collectives that only move data pay two copies staged and one direct. With a CPU per rank, direct
-  // wins from 16 KiB (measured at 2 ranks on 2 CPUs: 0.7-0.9x of Open MPI staged at 32 KiB, 1.1x direct);
-  // with more ranks than CPUs the system calls cost more than the copy up to the staging limit.
-  bool movesOnly = coll == weftCollAllGather || coll == weftCollAllToAll || coll == weftCollBroadcast;
-  return movesOnly && spin_ && cma_ ? std::min(stageBudget(coll), kMoveStageBytes) : stageBudget(coll);
+  switch (coll) {
+    case weftCollReduceScatter:
+      return stageBytes_;
+    case weftCollAllGather:
+    case weftCollAllToAll:
+    case weftCollBroadcast:
+      return std::min(stageBytes_, kMoveStageBytes);
+    default:
+      return std::min(stageBytes_, kReduceStageBytes);
+  }
 }
 
 bool NodeComm::supports(const weftBackendOp_v1& op) const {
@@ -298,7 +304,7 @@ size_t NodeComm::batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, 
     const bool alike = op.coll == first.coll && op.datatype == first.datatype &&
                        (first.coll == weftCollAllGather || op.op == first.op);
     const bool fits = *direct ? opBytes > stageLimit(op.coll)
-                              : opBytes <= stageLimit(op.coll) && bytes + opBytes <= stageBudget(op.coll);
+                              : opBytes <= stageLimit(op.coll) && bytes + opBytes <= stageLimit(op.coll);
     if (!alike || !fits) break;
     bytes += opBytes;
     *count += op.count;

@@ -132,11 +132,10 @@ class NodeComm {
   // --------------------------------------------------------
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
-  // The largest input (per rank) a collective stages; larger ones go direct by CMA.
+  // The largest input (per rank) a collective stages, one call or several batched into one step: all of
+  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 64 KiB for AllGather, AllToAll and Broadcast, 32 KiB for
+  // AllReduce and Reduce. Larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
-  // The most a staged step of this collective holds per rank (one call, or several batched): all of
-  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 32 KiB for the others.
-  size_t stageBudget(weftCollType_t coll) const;
   size_t reduceAllBytes() const { return reduceAllBytes_; }
   // Every rank has a CPU of its own (alike on every rank): a rank that would wait idle can take on work.
   bool cpuPerRank() const { return spin_; }
