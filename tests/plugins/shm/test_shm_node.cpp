@@ -259,7 +259,9 @@ TEST_P(StagedAmongSmall, ReduceScattersMatchReference) {
   const std::vector<size_t> counts = {largest, 5, largest / 3, 300, largest * 3 / 4, 64, 7, 1, largest / 2, 2000};
   constexpr int kRounds = 12;
   const size_t total = counts.size() * kRounds;
-  auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 17 + k * 5 + i) % 997); };
+  auto value = [](int rank, size_t k, size_t i) {
+    return static_cast<float>((static_cast<size_t>(rank) * 17 + k * 5 + i) % 997);
+  };
   auto collOf = [](size_t k) { return k % 2 == 0 ? weftCollReduceScatter : weftCollBroadcast; };
   std::vector<std::vector<std::vector<float>>> in(p), out(p);
   for (int r = 0; r < p; ++r) {
@@ -272,6 +274,7 @@ TEST_P(StagedAmongSmall, ReduceScattersMatchReference) {
   }
   std::vector<weftResult_t> results(p, weftSuccess);
   std::vector<std::thread> threads;
+  threads.reserve(p);
   for (int r = 0; r < p; ++r) {
     threads.emplace_back([&, r] {
       for (size_t k = 0; k < total && results[r] == weftSuccess; ++k) {
