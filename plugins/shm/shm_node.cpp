@@ -303,8 +303,7 @@ size_t NodeComm::batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, 
     const size_t opBytes = op.count * staged;
     const bool alike = op.coll == first.coll && op.datatype == first.datatype &&
                        (first.coll == weftCollAllGather || op.op == first.op);
-    const bool fits = *direct ? opBytes > stageLimit(op.coll)
-                              : opBytes <= stageLimit(op.coll) && bytes + opBytes <= stageLimit(op.coll);
+    const bool fits = *direct ? opBytes > stageLimit(op.coll) : bytes + opBytes <= stageLimit(op.coll);
     if (!alike || !fits) break;
     bytes += opBytes;
     *count += op.count;

@@ -78,7 +78,8 @@ inline constexpr uint64_t kStepLines = 128;  // > the most steps kSlots collecti
 // The staging ring's size in stage sizes (WEFT_SHM_STAGE_BYTES): four collectives of the largest (in and out
 // areas) fit, kSlots of small ones.
 inline constexpr size_t kRingStages = 8;
-// The part of the ring small collectives cycle through (the whole ring at the old default stage size).
+// The part of the ring small collectives cycle through, so that a run of them stays in the cache
+// (shm_node_stage.cpp).
 inline constexpr size_t kWarmRingBytes = size_t{1} << 20;
 struct alignas(kCacheLine) StepLine {
   std::atomic<uint64_t> step;
