@@ -54,16 +54,10 @@ static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
 constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr int kSpinsBeforeClock = 64;
 // How much a collective stages at most (WEFT_SHM_STAGE_BYTES may lower each; ReduceScatter's is that
-// setting itself); larger inputs go direct. Measured at 2 and 4 ranks on the 2-vCPU Zen 5 box (2026-11-28):
-// - AllReduce and Reduce, 32 KiB: above it AllReduce's direct path (bounced through mapped memory by the
-//   core from 64 KiB) was faster than staging (np 2, 64 KiB: 5.8 us direct against 12 staged).
-// - AllGather, AllToAll and Broadcast pay two copies staged and one direct (process_vm_readv), yet were
-//   faster staged up to 64 KiB in all (np 2 AllGather 32 KiB 2.2-2.5 us against 4.0-4.2, 128 KiB 6.4-7.0
-//   against 7.7-10.4; np 4 AllToAll 64 KiB 9.4-10.5 against 25, Broadcast 64 KiB 10.7-10.9 against
-//   16.7-17.7). Until then they went direct from 8 KiB with a CPU per rank (measured on an earlier box).
-// - ReduceScatter copies only the blocks the peers reduce and reduces its own straight from sendbuff, which
-//   beat reading the peers' blocks by CMA up to the default WEFT_SHM_STAGE_BYTES, 256 KiB (np 4: 64 KiB
-//   10.5-15.4 against 26-31 us, 256 KiB 30-43 against 58-71; np 2: 64 KiB 3.4-6.3 against 6.5-7.4).
+// setting itself); larger inputs go direct. AllReduce's direct path (bounced through mapped memory by the
+// core from 64 KiB) beats staging above 32 KiB; AllGather, AllToAll and Broadcast copy twice staged and once
+// direct, yet staging won up to 64 KiB; a staged ReduceScatter copies only the peers' blocks, which beat
+// reading them by CMA up to 256 KiB. Measured 2026-11-28 at 2 and 4 ranks: plugins/shm/README.md.
 constexpr size_t kReduceStageBytes = size_t{32} * 1024;
 constexpr size_t kMoveStageBytes = size_t{64} * 1024;
 constexpr auto kYield = std::chrono::microseconds(200);
