@@ -154,7 +154,8 @@ class NodeComm {
   const unsigned char* peerInline(int r) const {
     return peers_[r].control->lines[firstStep_ % kStepLines].payload;
   }
-  // Publishes the next step; the first step of a collective also publishes its descriptor.
+  // Publishes the next step; the first step of a collective also publishes its descriptor. The peers'
+  // doorbells ring later: before this rank next waits, or when the collective ends (ringPendingDoorbells).
   void publish(const NodeDescriptor* descriptor = nullptr);
   // Waits until every peer (or one) has published the step we published last. The first wait of a
   // collective also checks that the peers waited for run the same one.
@@ -233,6 +234,8 @@ class NodeComm {
   weftResult_t runAs(const weftBackendOp_v1& op, Body body);
   bool allReached(uint64_t step) const;
   void checkDescriptor(int peer) const;
+  // Rings the peers' doorbells for the steps published since the last ring (publish).
+  void ringPendingDoorbells();
   // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; checks for dead peers.
   template <typename Ready>
   void wait(Ready ready);
@@ -270,6 +273,7 @@ class NodeComm {
   uint64_t step_ = 0;                 // the last step we published
   uint64_t collective_ = 0;           // collectives run so far
   bool firstWait_ = false;            // the next wait is the first of a collective: check descriptors
+  bool doorbellsPending_ = false;     // a step was published and the peers' doorbells not yet rung
   uint64_t firstStep_ = 0;            // the step that published the current collective's descriptor
   uint64_t firstSteps_[kSlots] = {};  // the first step of collective n, at n % kSlots
   struct RingArea {
