@@ -740,6 +740,50 @@ TEST(NodeBackend, AbortEndsAWait) {
   EXPECT_NE(std::string(g.ops()->lastError(g.comm(0))).find("aborted"), std::string::npos);
 }
 
+// A rank that waits long sleeps on its doorbell (after 200 us of spinning and yielding), and the peer rings
+// it. Here the peer finds the sleeper's first step already published: in a one-step AllReduce (2 floats) it
+// never waits and rings when its collective ends; in a two-step one (6000 floats: a slice each, then all
+// copy) it rings before it waits for the sleeper's second step. Rung, the sleeper returns within a fraction
+// of a millisecond (a few on a loaded machine); a missed ring would leave it asleep to the end of its 10 ms
+// slice (about 8 ms after the peer's call), and the peer waiting that long too.
+class SleeperRung : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(SleeperRung, ReturnsSoonAfterThePeersCall) {
+  NodeGroup g(2);
+  const size_t n = GetParam();
+  constexpr int kTrials = 15;
+  std::vector<double> delaysMs;
+  for (int t = 0; t < kTrials; ++t) {
+    std::vector<float> in0(n), in1(n), out0(n), out1(n);
+    for (size_t i = 0; i < n; ++i) {
+      in0[i] = static_cast<float>(i % 97);
+      in1[i] = static_cast<float>(1000 + i % 89);
+    }
+    weftResult_t waiterResult = weftInternalError;
+    std::chrono::steady_clock::time_point waiterDone;
+    std::thread waiter([&] {
+      weftBackendOp_v1 op{weftCollAllReduce, in1.data(), out1.data(), n, weftFloat32, weftSum, 0};
+      waiterResult = g.ops()->run(g.comm(1), &op);
+      waiterDone = std::chrono::steady_clock::now();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the waiter is asleep by now
+    const auto start = std::chrono::steady_clock::now();
+    weftBackendOp_v1 op{weftCollAllReduce, in0.data(), out0.data(), n, weftFloat32, weftSum, 0};
+    ASSERT_EQ(g.ops()->run(g.comm(0), &op), weftSuccess) << g.ops()->lastError(g.comm(0));
+    waiter.join();
+    ASSERT_EQ(waiterResult, weftSuccess) << g.ops()->lastError(g.comm(1));
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(out0[i], in0[i] + in1[i]) << i;
+      ASSERT_EQ(out1[i], in0[i] + in1[i]) << i;
+    }
+    delaysMs.push_back(std::chrono::duration<double, std::milli>(waiterDone - start).count());
+  }
+  std::sort(delaysMs.begin(), delaysMs.end());
+  EXPECT_LT(delaysMs[kTrials / 2], 6.0) << "median ms from the peer's call to the sleeper's return";
+}
+
+INSTANTIATE_TEST_SUITE_P(OneAndTwoSteps, SleeperRung, ::testing::Values(size_t{2}, size_t{6000}));
+
 TEST(NodeBackend, BadArguments) {
   const weftBackendOps_v1* ops = plugin()->backend;
   ASSERT_NE(ops, nullptr);
