@@ -54,6 +54,7 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation
     if (auto [next, error] = std::to_chars(end + 2, last, collectiveTag_); error == std::errc{}) end = next;
   }
   *end = '\0';
+  operationBytes_ = static_cast<size_t>(end - operation_);
 }
 
 CommChannel::~CommChannel() {

@@ -64,12 +64,13 @@ class CommChannel : public Channel {
   std::string silentPeers(std::span<const Request> requests) const;
   [[noreturn]] void timedOut(std::span<const Request> requests);
   uint32_t nextTag(int peer, bool isRecv);
-  std::string_view operation() const { return operation_; }
+  std::string_view operation() const { return {operation_, operationBytes_}; }
 
   weftComm& comm_;
   LaneState* lane_;  // collectives: the lane this thread runs them on; null for other channels
   int channel_;
-  char operation_[64];  // no allocation per operation: "allreduce #12", truncated if ever longer
+  char operation_[64];         // no allocation per operation: "allreduce #12", truncated if ever longer
+  size_t operationBytes_ = 0;  // its length: operation() is an argument of every transfer's trace line
   uint32_t collectiveTag_ = 0;
   std::unique_ptr<ChannelStorage> own_;  // only when the communicator's storage for channel_ is in use
   ChannelStorage& store_;

@@ -160,18 +160,24 @@ void float16Divide(void* dst, size_t count, int divisor) {
 }
 
 struct TypeKernels {
-  size_t size;
   const char* name;
   ReduceFn ops[WEFT_NUM_RED_OPS];  // indexed by weftRedOp_t
   DivideFn divide;
 };
 
 #define WEFT_KERNELS(NAME, TYPE) \
-  { sizeof(TYPE), #NAME, {NAME##Sum, NAME##Prod, NAME##Max, NAME##Min, NAME##Sum}, NAME##Divide }
+  { #NAME, {NAME##Sum, NAME##Prod, NAME##Max, NAME##Min, NAME##Sum }, NAME##Divide }
 
 static_assert(weftSum == 0 && weftProd == 1 && weftMax == 2 && weftMin == 3 && weftAvg == 4);
 static_assert(weftInt8 == 0 && weftUint8 == 1 && weftInt32 == 2 && weftUint32 == 3 && weftInt64 == 4 &&
               weftUint64 == 5 && weftFloat16 == 6 && weftBfloat16 == 7 && weftFloat32 == 8 && weftFloat64 == 9);
+// reduce.h's element sizes are those of the kernels' C types below.
+static_assert(kDataTypeBytes[weftInt8] == sizeof(int8_t) && kDataTypeBytes[weftUint8] == sizeof(uint8_t) &&
+              kDataTypeBytes[weftInt32] == sizeof(int32_t) && kDataTypeBytes[weftUint32] == sizeof(uint32_t) &&
+              kDataTypeBytes[weftInt64] == sizeof(int64_t) && kDataTypeBytes[weftUint64] == sizeof(uint64_t) &&
+              kDataTypeBytes[weftFloat16] == sizeof(uint16_t) &&
+              kDataTypeBytes[weftBfloat16] == sizeof(uint16_t) && kDataTypeBytes[weftFloat32] == sizeof(float) &&
+              kDataTypeBytes[weftFloat64] == sizeof(double));
 
 // Indexed by weftDataType_t.
 const TypeKernels kKernels[WEFT_NUM_DATA_TYPES] = {
@@ -181,8 +187,7 @@ const TypeKernels kKernels[WEFT_NUM_DATA_TYPES] = {
     WEFT_KERNELS(uint32, uint32_t),
     WEFT_KERNELS(int64, int64_t),
     WEFT_KERNELS(uint64, uint64_t),
-    {2,
-     "float16",
+    {"float16",
      {float16Reduce<Sum>, float16Reduce<Prod>, float16Reduce<Max>, float16Reduce<Min>, float16Reduce<Sum>},
      float16Divide},
     WEFT_KERNELS(bfloat16, uint16_t),
@@ -199,19 +204,6 @@ constexpr const char* kRedOpNames[WEFT_NUM_RED_OPS] = {"sum", "prod", "max", "mi
 void forcePortableFloat16(bool force) { gForcePortableFloat16.store(force, std::memory_order_relaxed); }
 
 }  // namespace detail
-
-// The enums come through the C ABI, so any int may arrive: compare as int, never trust the enum's range.
-bool isValidDataType(weftDataType_t type) {
-  const int t = static_cast<int>(type);
-  return t >= 0 && t < WEFT_NUM_DATA_TYPES;
-}
-
-bool isValidRedOp(weftRedOp_t op) {
-  const int o = static_cast<int>(op);
-  return o >= 0 && o < WEFT_NUM_RED_OPS;
-}
-
-size_t dataTypeSize(weftDataType_t type) { return isValidDataType(type) ? detail::kKernels[type].size : 0; }
 
 const char* dataTypeName(weftDataType_t type) {
   return isValidDataType(type) ? detail::kKernels[type].name : "unknown";

@@ -11,10 +11,21 @@
 
 namespace weft {
 
+// Bytes of one element of each weftDataType_t, in its order (reduce.cpp checks them against the kernels'
+// C types). Inline with the two checks below: every call asks them, some several times.
+inline constexpr unsigned char kDataTypeBytes[WEFT_NUM_DATA_TYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+
+// The enums come through the C ABI, so any int may arrive: compare as int, never trust the enum's range.
+inline bool isValidDataType(weftDataType_t type) {
+  const int t = static_cast<int>(type);
+  return t >= 0 && t < WEFT_NUM_DATA_TYPES;
+}
+inline bool isValidRedOp(weftRedOp_t op) {
+  const int o = static_cast<int>(op);
+  return o >= 0 && o < WEFT_NUM_RED_OPS;
+}
 // Bytes of one element; 0 for an unknown type.
-size_t dataTypeSize(weftDataType_t type);
-bool isValidDataType(weftDataType_t type);
-bool isValidRedOp(weftRedOp_t op);
+inline size_t dataTypeSize(weftDataType_t type) { return isValidDataType(type) ? kDataTypeBytes[type] : 0; }
 const char* dataTypeName(weftDataType_t type);
 const char* redOpName(weftRedOp_t op);
 

@@ -30,7 +30,9 @@ class Tuner {
 
   Algorithm choose(Collective c, size_t bytes) const;
   // Whether WEFT_ALGO names the algorithm of c at this size (then no backend runs it either).
-  bool forces(Collective c, size_t bytes) const { return forcedAlgorithm(rules_, c, bytes).has_value(); }
+  bool forces(Collective c, size_t bytes) const {
+    return !rules_.empty() && forcedAlgorithm(rules_, c, bytes).has_value();  // asked at every collective
+  }
 
  private:
   struct ChoiceLog;
