@@ -2,14 +2,15 @@
 
 #include "core/comm/comm.h"
 #include "core/common/capacity_bytes.h"
+#include "core/common/fast_tls.h"
 
 namespace weft {
 namespace {
 
 // The calling thread's binding (LaneScope): a plan stream's thread runs its communicator's collectives on its
 // lane. Plain pointers: binding and looking up allocate nothing.
-thread_local const weftComm* boundComm = nullptr;
-thread_local LaneState* boundLane = nullptr;
+thread_local const weftComm* boundComm WEFT_FAST_TLS = nullptr;
+thread_local LaneState* boundLane WEFT_FAST_TLS = nullptr;
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "core/common/fast_tls.h"
+
 namespace weft {
 
 template <typename T>
@@ -33,8 +35,8 @@ class ThreadObject {
     pointer = owner.object.get();
     return pointer;
   }
-  static inline thread_local T* pointer = nullptr;  // constant-initialized: no guard
-  static inline thread_local Owner owner;           // touched only by make()
+  static inline thread_local T* pointer WEFT_FAST_TLS = nullptr;  // constant-initialized: no guard
+  static inline thread_local Owner owner;                         // touched only by make()
 };
 
 }  // namespace weft
