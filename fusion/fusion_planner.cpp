@@ -1,7 +1,6 @@
 #include "fusion/fusion_planner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory_resource>
@@ -246,12 +245,13 @@ std::span<const std::vector<size_t>> FusionPlanner::takeAll() {
 // else a new one, kept as a spare while there are few.
 std::shared_ptr<std::vector<Op>> FusionPlanner::State::memberList() {
   for (const std::shared_ptr<std::vector<Op>>& spare : spareMembers) {
-    if (spare.use_count() != 1) continue;
-    // The last holder released it (an acq_rel decrement) on whichever thread ran it; this orders its last
-    // reads before our writes.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    spare->clear();
-    return spare;
+    if (spare.use_count() != 1) continue;  // a relaxed look
+    // The last holder released it (an acq_rel decrement) on whichever thread ran it. The copy returned is an
+    // acq_rel increment of the same count, so it orders that thread's last reads before our writes; an
+    // acquire fence after the look would too, but ThreadSanitizer does not model fences and reported a race.
+    std::shared_ptr<std::vector<Op>> list = spare;
+    list->clear();
+    return list;
   }
   auto list = std::make_shared<std::vector<Op>>();
   if (spareMembers.size() < kSpareMemberLists) spareMembers.push_back(list);
