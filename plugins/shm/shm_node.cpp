@@ -201,7 +201,7 @@ bool NodeComm::connect(const unsigned char* addresses) {
   }
   peers_[rank_].control = mine();
   peers_[rank_].pid = getpid();
-  touchRings();
+  touchSegments();
   return true;
 }
 

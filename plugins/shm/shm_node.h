@@ -18,8 +18,9 @@
 //   kStepLines, so no line is overwritten while someone may still read it. Small collectives packed end
 //   to end touch few pages: on a 2-vCPU VM each page a collective touches first after an idle pause cost
 //   0.3-0.5 us (a TLB refill), and ten 128-byte AllReduces in 64 KiB slots of their own (before the ring)
-//   took 1.2-1.4 us each instead of 0.75. Every rank touches every page of the rings once at connect:
-//   the VM's first touch of a page costs several microseconds even where the page tables are filled.
+//   took 1.2-1.4 us each instead of 0.75. Every rank touches every page of every segment (control lines
+//   and ring) once at connect: the VM's first touch of a page costs several microseconds even where the
+//   page tables are filled.
 // - a table of this rank's weftMemAlloc buffers (shm_memory.h) that its direct collectives use.
 // Large collectives read (process_vm_readv) and write (process_vm_writev) the peers' own buffers: one copy,
 // no staging; they end with a step that says "I no longer touch your buffers". A peer buffer listed in the
@@ -222,8 +223,8 @@ class NodeComm {
   void waitAllReached(uint64_t step);
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();
-  // Touches every page of every rank's staging ring once (see the top of this file).
-  void touchRings() const;
+  // Touches every page of every rank's segment once (see the top of this file and touchSegments()).
+  void touchSegments() const;
   // The start of rank r's staging ring (after its control lines), mapped here.
   unsigned char* ringOf(int r) const;
   // The end of the run of ops[i..] that runMany runs as one batch (i + 1: none), whether it goes direct, and
