@@ -8,9 +8,9 @@ namespace weft::shm {
 void NodeComm::touchSegments() const {
   // The control lines too, not only the ring, and here rather than when the segment is made: with only the
   // rings touched, or the owner's control written before the peers had mapped it, the first pass of small
-  // collectives through the kStepLines lines (ten pages) cost 10-25 us once per page, on both ranks, with no
-  // page fault or context switch counted (2-vCPU EPYC VM, 8-byte AllReduce at 2 ranks: commperf's first size
-  // read 0.67-0.71 of Open MPI's speed, 0.91-1.09 with every page touched here).
+  // collectives through the kStepLines lines (ten pages) cost 10-25 us once per page, with no page fault or
+  // context switch counted on either rank (2-vCPU EPYC VM, 8-byte AllReduce at 2 ranks: commperf's first
+  // size read 0.67-0.71 of Open MPI's speed, 0.89-1.09 with every page touched here).
   for (int r = 0; r < nranks_; ++r) {
     // Only the owner writes its segment (peers write the doorbell's words, never a page's first byte), and
     // the value written is the one read.
