@@ -33,6 +33,32 @@ const char* opName(OpKind kind) {
   return "?";
 }
 
+namespace {
+
+// The two buffers of a collective may share bytes only in the in-place layouts weft.h states: any other
+// overlap has the collective read input it has already overwritten, or overwrite what a peer still reads.
+// rankOffset: this rank's block's offset in the larger buffer (AllGather's output, ReduceScatter's input).
+void requireApartOrInPlace(const Op& op, size_t sendBytes, size_t recvBytes, size_t rankOffset) {
+  const auto send = reinterpret_cast<uintptr_t>(op.args.sendbuff);
+  const auto recv = reinterpret_cast<uintptr_t>(op.args.recvbuff);
+  if (send < recv ? recv - send >= sendBytes : send - recv >= recvBytes) return;  // no byte in common
+  const char* layout = "sendbuff == recvbuff";
+  bool inPlace = send == recv;
+  if (op.kind == OpKind::AllGather) {
+    layout = "sendbuff == recvbuff + rank * sendcount * size";
+    inPlace = send - recv == rankOffset;
+  } else if (op.kind == OpKind::ReduceScatter) {
+    layout = "recvbuff == sendbuff + rank * recvcount * size";
+    inPlace = recv - send == rankOffset;
+  }
+  if (inPlace) return;
+  fail(weftInvalidArgument,
+       "sendbuff {:#x} ({} bytes) and recvbuff {:#x} ({} bytes) overlap; they must be apart, or in place: {}",
+       send, sendBytes, recv, recvBytes, layout);
+}
+
+}  // namespace
+
 void validate(const Op& op) {
   requireComm(op.comm);
   op.comm->throwIfFailed();
@@ -73,6 +99,11 @@ void validate(const Op& op) {
   bool needsRecv = op.kind != OpKind::Send && !(op.kind == OpKind::Reduce && rank != a.root);
   if (needsSend && a.sendbuff == nullptr) fail(weftInvalidArgument, "sendbuff is NULL with count {}", a.count);
   if (needsRecv && a.recvbuff == nullptr) fail(weftInvalidArgument, "recvbuff is NULL with count {}", a.count);
+  if (needsSend && needsRecv) {
+    const size_t blockBytes = a.count * dataTypeSize(a.type);
+    requireApartOrInPlace(op, blockBytes * sendBlocks, blockBytes * recvBlocks,
+                          static_cast<size_t>(rank) * blockBytes);
+  }
 }
 
 }  // namespace weft

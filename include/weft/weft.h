@@ -165,9 +165,10 @@ WEFT_API weftResult_t weftMemFree(void* ptr);
 WEFT_API weftResult_t weftGroupStart(void);
 WEFT_API weftResult_t weftGroupEnd(void);
 
-/* Collectives. Counts are elements. In place: sendbuff == recvbuff (AllReduce, Broadcast, Reduce),
+/* Collectives. Counts are elements. In place: sendbuff == recvbuff (AllReduce, Broadcast, Reduce, AllToAll),
  * sendbuff == recvbuff + rank*sendcount (AllGather), recvbuff == sendbuff + rank*recvcount
- * (ReduceScatter). AllToAll's count is per peer. */
+ * (ReduceScatter); buffers that share bytes in any other way are weftInvalidArgument. AllToAll's count is
+ * per peer. */
 WEFT_API weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
                                     weftRedOp_t op, weftComm_t comm, weftStream_t stream);
 WEFT_API weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,

@@ -122,12 +122,17 @@ void CollCase::prepare(const CommView& view) {
       break;
     }
     case Coll::kAllToAll: {
+      recv_.allocate(n * count * size);
+      recvPtr_ = recv_.data();
+      if (p_.inPlace) {
+        fillInputs(recv_.data(), p_.type, kind, mySeed, 0, n * count);
+        sendPtr_ = recv_.data();
+        break;
+      }
       send_.allocate(n * count * size);
       fillInputs(send_.data(), p_.type, kind, mySeed, 0, n * count);
       snapshot(send_.data(), n * count * size);
       sendPtr_ = send_.data();
-      recv_.allocate(n * count * size);
-      recvPtr_ = recv_.data();
       break;
     }
     case Coll::kBarrier:

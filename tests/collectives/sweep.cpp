@@ -2,6 +2,7 @@
 // collectives that setting forces (all of them for the tuner's choice).
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll_case.h"
@@ -72,8 +73,6 @@ void sweepCollective(const CommView& view, Coll coll, Report& report) {
   } else {
     ops = {weftSum};
   }
-  const bool hasInPlace = coll != Coll::kAllToAll;
-
   for (size_t count : opt.counts) {
     const bool restricted = count > kFullSweepMaxCount && !opt.full;
     for (int ti = 0; ti < WEFT_NUM_DATA_TYPES; ++ti) {
@@ -81,9 +80,9 @@ void sweepCollective(const CommView& view, Coll coll, Report& report) {
       if (opt.typeFilter >= 0 && opt.typeFilter != type) continue;
       for (weftRedOp_t op : ops) {
         const int pick = ti + static_cast<int>(op);
-        for (int placement = 0; placement < (hasInPlace ? 2 : 1); ++placement) {
+        for (int placement = 0; placement < 2; ++placement) {
           // Large counts: every type x op once, alternating placement and root.
-          if (restricted && hasInPlace && placement != pick % 2) continue;
+          if (restricted && placement != pick % 2) continue;
           for (size_t ri = 0; ri < roots.size(); ++ri) {
             if (restricted && ri != static_cast<size_t>(pick) % roots.size()) continue;
             CaseParams params;
@@ -101,6 +100,36 @@ void sweepCollective(const CommView& view, Coll coll, Report& report) {
   }
 }
 
+// Buffers that overlap outside weft.h's in-place layouts are refused on every rank before anything moves,
+// untouched, and the communicator stays usable (the sweep goes on with it). Shifted by one element, blocks of
+// four are in place on no rank.
+void checkOverlapsRefused(const CommView& view, Report& report) {
+  constexpr size_t kCount = 4;
+  const size_t blocks = static_cast<size_t>(view.size);
+  std::vector<float> buffer((blocks + 1) * kCount);
+  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<float>(i);
+  const std::vector<float> before = buffer;
+  float* b = buffer.data();
+  const std::pair<const char*, weftResult_t> calls[] = {
+      {"weftAllReduce", weftAllReduce(b, b + 1, kCount, weftFloat32, weftSum, view.comm, nullptr)},
+      {"weftAllGather", weftAllGather(b + 1, b, kCount, weftFloat32, view.comm, nullptr)},
+      {"weftReduceScatter", weftReduceScatter(b, b + 1, kCount, weftFloat32, weftSum, view.comm, nullptr)},
+      {"weftAllToAll", weftAllToAll(b, b + 1, kCount, weftFloat32, view.comm, nullptr)},
+  };
+  for (const auto& [name, result] : calls) {
+    ++report.calls;
+    if (result != weftInvalidArgument) {
+      reportFailure(report, std::string(name) + " on buffers one element apart returned " +
+                                weftGetErrorString(result) + ", expected weftInvalidArgument");
+    }
+  }
+  if (std::string(weftGetLastErrorMessage()).find("overlap") == std::string::npos) {
+    reportFailure(report, std::string("the last refusal's message does not say the buffers overlap: ") +
+                              weftGetLastErrorMessage());
+  }
+  if (buffer != before) reportFailure(report, "a refused call with overlapping buffers changed them");
+}
+
 void runSetting(const char* algo, unsigned colls, Report& report) {
   const Options& opt = harness().options;
   const double start = nowSeconds();
@@ -113,6 +142,7 @@ void runSetting(const char* algo, unsigned colls, Report& report) {
                               std::to_string(count) + ", expected " + std::to_string(view.rank) + " of " +
                               std::to_string(view.size) + " (algo=" + harness().algo + ")");
   }
+  if (algo == nullptr) checkOverlapsRefused(view, report);
   report.allReduceHash = 0;
   for (int c = 0; c < kNumColls; ++c) {
     const Coll coll = static_cast<Coll>(c);

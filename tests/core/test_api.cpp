@@ -74,6 +74,33 @@ TEST_F(OneRank, OverflowingCount) {
   expectError(weftAllGather(&x, &x, SIZE_MAX / 4, weftFloat64, comm, nullptr), weftInvalidArgument, "overflows");
 }
 
+// Overlap outside weft.h's in-place layouts is refused before anything is written; in place and
+// adjacent buffers run.
+TEST_F(OneRank, OverlappingBuffersAreRefusedUnlessInPlace) {
+  std::vector<int32_t> buffer = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<int32_t> before = buffer;
+  int32_t* b = buffer.data();
+  expectError(weftAllReduce(b, b + 1, 4, weftInt32, weftSum, comm, nullptr), weftInvalidArgument, "overlap");
+  expectError(weftAllReduce(b + 3, b, 4, weftInt32, weftSum, comm, nullptr), weftInvalidArgument, "overlap");
+  expectError(weftBroadcast(b, b + 2, 4, weftInt32, 0, comm, nullptr), weftInvalidArgument, "overlap");
+  expectError(weftReduce(b + 1, b, 4, weftInt32, weftMax, 0, comm, nullptr), weftInvalidArgument, "overlap");
+  expectError(weftAllGather(b + 1, b, 4, weftInt32, comm, nullptr), weftInvalidArgument, "rank * sendcount");
+  expectError(weftReduceScatter(b, b + 1, 4, weftInt32, weftSum, comm, nullptr), weftInvalidArgument,
+              "rank * recvcount");
+  expectError(weftAllToAll(b, b + 1, 4, weftInt32, comm, nullptr), weftInvalidArgument, "overlap");
+  EXPECT_EQ(buffer, before);
+
+  EXPECT_EQ(weftAllReduce(b, b + 4, 4, weftInt32, weftSum, comm, nullptr), weftSuccess) << lastError();
+  EXPECT_EQ(buffer, (std::vector<int32_t>{1, 2, 3, 4, 1, 2, 3, 4}));
+  buffer = {1, 2, 3, 4, 50, 60, 70, 80};
+  EXPECT_EQ(weftAllGather(b + 4, b, 4, weftInt32, comm, nullptr), weftSuccess) << lastError();
+  EXPECT_EQ(buffer, (std::vector<int32_t>{50, 60, 70, 80, 50, 60, 70, 80}));
+  buffer = before;
+  EXPECT_EQ(weftAllToAll(b, b, 4, weftInt32, comm, nullptr), weftSuccess) << lastError();
+  EXPECT_EQ(weftReduceScatter(b, b, 4, weftInt32, weftSum, comm, nullptr), weftSuccess) << lastError();
+  EXPECT_EQ(buffer, before);
+}
+
 TEST_F(OneRank, ZeroCountAllowsNullBuffers) {
   EXPECT_EQ(weftAllReduce(nullptr, nullptr, 0, weftFloat32, weftSum, comm, nullptr), weftSuccess) << lastError();
   EXPECT_EQ(weftAllGather(nullptr, nullptr, 0, weftInt8, comm, nullptr), weftSuccess) << lastError();

@@ -515,7 +515,7 @@ static void drawOp(Op* o, long index, int coll, int comm, int onStream, size_t b
     o->type = like->type;
     o->op = like->op;
   }
-  o->inPlace = coll != kAllToAll && coll != kBarrier && below(5) < 2;
+  o->inPlace = coll != kBarrier && below(5) < 2;
   o->root = (int)below((uint64_t)gNranks);
   o->nullBuffer = (int)below(2);
   const int zeroCount = below(100) == 0, drawn = bytes == 0;
