@@ -18,25 +18,50 @@ namespace weft::detail {
 // tests can cover both paths on one machine. Not for production use.
 void forcePortableFloat16(bool force);
 
+// The element types as they sit in the caller's buffers. A buffer is a void* and may start at any address
+// (a float array inside a packed byte message, say: MPI and NCCL accept it). An access through a plain
+// float* there is undefined, and a vectoriser that assumes element alignment may peel a loop into aligned
+// vector moves that fault. These aliases lower the alignment to one byte (GCC's and Clang's `aligned` on
+// an alias; on a dependent type it would be ignored, hence one specialisation per type), which makes every
+// access defined. The generated loops are the same: they already use unaligned vector moves, which cost
+// nothing extra on aligned data.
+template <typename T>
+struct Unaligned;
+#define WEFT_UNALIGNED(T)               \
+  template <>                           \
+  struct Unaligned<T> {                 \
+    using type [[gnu::aligned(1)]] = T; \
+  };
+WEFT_UNALIGNED(int8_t)
+WEFT_UNALIGNED(uint8_t)
+WEFT_UNALIGNED(uint16_t)
+WEFT_UNALIGNED(int32_t)
+WEFT_UNALIGNED(uint32_t)
+WEFT_UNALIGNED(int64_t)
+WEFT_UNALIGNED(uint64_t)
+WEFT_UNALIGNED(float)
+WEFT_UNALIGNED(double)
+#undef WEFT_UNALIGNED
+
 // Storage is the element in memory, Compute the type the operation runs in. Native types compute in
 // themselves; float16 and bfloat16 widen to float32 and round once on the way back.
 template <typename T>
 struct NativeTraits {
-  using Storage = T;
+  using Storage = typename Unaligned<T>::type;
   using Compute = T;
   WEFT_ALWAYS_INLINE static Compute load(Storage v) { return v; }
   WEFT_ALWAYS_INLINE static Storage store(Compute v) { return v; }
 };
 
 struct Float16Traits {
-  using Storage = uint16_t;
+  using Storage = Unaligned<uint16_t>::type;
   using Compute = float;
   WEFT_ALWAYS_INLINE static Compute load(Storage v) { return halfToFloat(v); }
   WEFT_ALWAYS_INLINE static Storage store(Compute v) { return floatToHalf(v); }
 };
 
 struct Bfloat16Traits {
-  using Storage = uint16_t;
+  using Storage = Unaligned<uint16_t>::type;
   using Compute = float;
   WEFT_ALWAYS_INLINE static Compute load(Storage v) { return bfloat16ToFloat(v); }
   WEFT_ALWAYS_INLINE static Storage store(Compute v) { return floatToBfloat16(v); }

@@ -168,7 +168,7 @@ WEFT_API weftResult_t weftGroupEnd(void);
 /* Collectives. Counts are elements. In place: sendbuff == recvbuff (AllReduce, Broadcast, Reduce, AllToAll),
  * sendbuff == recvbuff + rank*sendcount (AllGather), recvbuff == sendbuff + rank*recvcount
  * (ReduceScatter); buffers that share bytes in any other way are weftInvalidArgument. AllToAll's count is
- * per peer. */
+ * per peer. Buffers may start at any address, not only at a multiple of the element size. */
 WEFT_API weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
                                     weftRedOp_t op, weftComm_t comm, weftStream_t stream);
 WEFT_API weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,

@@ -10,10 +10,12 @@ namespace colltest {
 namespace {
 
 bool weftMemoryOn = false;
+size_t misalignment = 0;
 
 }  // namespace
 
 void GuardedBuffer::useWeftMemory(bool on) { weftMemoryOn = on; }
+void GuardedBuffer::misalignBy(size_t bytes) { misalignment = bytes; }
 
 void GuardedStorageRelease::operator()(uint8_t* storage) const {
   if (!weftMemory) {
@@ -26,7 +28,8 @@ void GuardedStorageRelease::operator()(uint8_t* storage) const {
 
 void GuardedBuffer::allocate(size_t bytes) {
   bytes_ = bytes;
-  const size_t total = bytes + 2 * kGuardBytes;
+  lead_ = kGuardBytes + misalignment;
+  const size_t total = lead_ + bytes + kGuardBytes;
   storage_.reset();
   if (weftMemoryOn) {
     void* memory = nullptr;
@@ -40,21 +43,21 @@ void GuardedBuffer::allocate(size_t bytes) {
     storage_ = std::unique_ptr<uint8_t[], GuardedStorageRelease>(new uint8_t[total], GuardedStorageRelease{false});
   }
   std::memset(storage_.get(), kPoison, total);
-  for (size_t i = 0; i < kGuardBytes; ++i) {
-    storage_[i] = guardByte(i);
-    storage_[kGuardBytes + bytes + i] = guardByte(i + kGuardBytes);
-  }
+  for (size_t i = 0; i < lead_; ++i) storage_[i] = guardByte(i);
+  for (size_t i = 0; i < kGuardBytes; ++i) storage_[lead_ + bytes + i] = guardByte(lead_ + i);
 }
 
 bool GuardedBuffer::guardsIntact(long long* badOffset) const {
   if (storage_ == nullptr) return true;
-  for (size_t i = 0; i < kGuardBytes; ++i) {
+  for (size_t i = 0; i < lead_; ++i) {
     if (storage_[i] != guardByte(i)) {
-      *badOffset = static_cast<long long>(i) - static_cast<long long>(kGuardBytes);
+      *badOffset = static_cast<long long>(i) - static_cast<long long>(lead_);
       return false;
     }
-    if (storage_[kGuardBytes + bytes_ + i] != guardByte(i + kGuardBytes)) {
-      *badOffset = static_cast<long long>(bytes_ + i);
+  }
+  for (size_t i = 0; i < kGuardBytes; ++i) {
+    if (storage_[lead_ + bytes_ + i] != guardByte(lead_ + i)) {
+      *badOffset = static_cast<long long>(bytes_) + static_cast<long long>(i);
       return false;
     }
   }

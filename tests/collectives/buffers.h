@@ -22,11 +22,15 @@ class GuardedBuffer {
   // Where the buffers allocated from now on come from (--memory weft): weftMemAlloc, or the heap. Exits the
   // process with a message when weftMemAlloc fails.
   static void useWeftMemory(bool on);
+  // How many bytes past an aligned address the data spans allocated from now on start (--misalign): a
+  // float or double buffer at an odd address is legal for a void* API, and the kernels must not assume
+  // element alignment.
+  static void misalignBy(size_t bytes);
 
   void allocate(size_t bytes);
   bool allocated() const { return storage_ != nullptr; }
-  uint8_t* data() { return storage_.get() + kGuardBytes; }
-  const uint8_t* data() const { return storage_.get() + kGuardBytes; }
+  uint8_t* data() { return storage_.get() + lead_; }
+  const uint8_t* data() const { return storage_.get() + lead_; }
   size_t bytes() const { return bytes_; }
   // Offset (negative: before the data, >= bytes(): after) of the first changed guard byte.
   bool guardsIntact(long long* badOffset) const;
@@ -35,6 +39,7 @@ class GuardedBuffer {
   static uint8_t guardByte(size_t i) { return static_cast<uint8_t>(0xA5 ^ (i * 7)); }
   std::unique_ptr<uint8_t[], GuardedStorageRelease> storage_;
   size_t bytes_ = 0;
+  size_t lead_ = kGuardBytes;  // guard bytes before the data, kGuardBytes plus the misalignment
 };
 
 }  // namespace colltest

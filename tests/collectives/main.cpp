@@ -36,6 +36,7 @@ void usage(const char* argv0) {
                "  --max-errors N     failures printed per rank (30)\n"
                "  --memory M         heap (default), weft: every buffer from weftMemAlloc, or mixed:\n"
                "                     weftMemAlloc on even ranks, heap on odd ones\n"
+               "  --misalign B       every buffer's data starts B bytes past an aligned address (0)\n"
                "  --verbose          timings per collective and setting\n"
                "  --hosts SPEC       emulate hosts through WEFT_HOST_ID: blocks:N (N consecutive ranks per\n"
                "                     host) or alternate:N (rank r on host r %% N)\n",
@@ -111,6 +112,8 @@ bool parseOptions(int argc, char** argv, Options* opt) {
         if (!validHostsSpec(opt->hosts)) return false;
       } else if (arg == "--max-errors") {
         opt->maxErrorsPrinted = std::atoi(v);
+      } else if (arg == "--misalign") {
+        GuardedBuffer::misalignBy(std::strtoull(v, nullptr, 10));
       } else if (arg == "--memory") {
         const bool weft = std::strcmp(v, "weft") == 0;
         const bool mixed = std::strcmp(v, "mixed") == 0;
