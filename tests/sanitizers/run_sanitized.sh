@@ -35,33 +35,34 @@ opt=${WEFT_SANITIZE_OPT:--O1}
 cxx=${CXX:-c++}
 cc=${CC:-cc}
 
-# The CI subset: the programs of the target sanitizers_ci (tests/sanitizers/CMakeLists.txt) and every test that
-# runs only those: the unit tests of core/ (tuner, algorithms' schedules, reductions, settings, plugin loader,
-# fusion planner, control messages, the public API on one rank), the shm and tcp plugins' own tests (wire
-# handshakes, forked peers, a stranger on the tcp port), the fault tests (a rank killed, silent, aborting or
-# late, over the node backend, shm and tcp), WEFT_CHECK's mismatch checks, and the multi-rank collectives on 2
-# and 3 ranks over the default plugins (shm node backend), the node backend's two paths, shm without it, and tcp
-# alone; plans (recorded, launched and destroyed: nothing may leak), fusion on 2 ranks and its settings' entries
-# (a fused group's small calls are packed into fusion buffers the node backend's peers map) and the 2-rank soak
-# (10,000 mixed collectives). CI_EXCLUDE drops, among those, what costs most under ASan for what it adds: the
-# algorithm tests' simulations of 5 to 8 ranks (1 to 4 cover powers of two and not), the collectives on 1, 4 and
-# 5 ranks, on 3 ranks over the default plugins (3 ranks run over the node backend's direct path; 2 over the
-# defaults) and on one CPU, and on emulated hosts, fusion on 3 to 5 ranks, plans on 3 and 4 ranks (2 ranks and
-# the settings' entries stay), the soak over tcp on 3 and 4 ranks, every collective on weftMemAlloc buffers (40
-# s under ASan: test_shm_node's WeftMemory tests cover that memory, and the 2-rank collectives' AllReduces
-# bounce through it), misaligned buffers over tcp (the 3-rank misaligned run reaches the same reduction
-# kernels), and the install test (it needs the whole tree). Cut on 2026-11-23, when a fresh-clone CI run took 45
-# minutes on a slower machine (2-vCPU AMD EPYC; this subset 18 of them), together with -g1 for the sanitized
-# tree (line tables are all a report's stack needs). On 2026-11-23 (CI 29 min 20 s there) the algorithm
-# simulations on 4 ranks went too, but for the hierarchical ones and the rings in host order (the only ones with
-# two ranks per host; 1 to 3 ranks cover the others' powers of two and not): 67 s of the subset's test time. On
-# 2026-11-26 (CI 28 min 14 s) the 3-rank collectives over tcp went too (43 s under ASan; the tcp plugin's own
-# tests, the tcp fault and WEFT_CHECK tests stay), and fusion on mixed memory (fusion_np2 runs the same code on
-# heap). Later that day (CI 29 min 30 s) the settings' entries of fusion on 3 and 4 ranks and of plans on 3
-# ranks went too (26 s of test time under ASan; the 2-rank entries parse the same settings); the next run still
+# The CI subset: the programs of the target sanitizers_ci (tests/sanitizers/CMakeLists.txt) and every test
+# that runs only those: the unit tests of core/ (tuner, algorithms' schedules, reductions, settings, plugin
+# loader, fusion planner, control messages, the public API on one rank), the shm and tcp plugins' own tests
+# (wire handshakes, forked peers, a stranger on the tcp port), the fault tests (a rank killed, silent,
+# aborting or late, over the node backend, shm and tcp), WEFT_CHECK's mismatch checks, and the multi-rank
+# collectives on 2 and 3 ranks over the default plugins (shm node backend), the node backend's two paths, shm
+# without it, and tcp alone; plans (recorded, launched and destroyed: nothing may leak), fusion on 2 ranks and
+# its settings' entries (a fused group's small calls are packed into fusion buffers the node backend's peers
+# map) and the 2-rank soak (10,000 mixed collectives). CI_EXCLUDE drops, among those, what costs most under
+# ASan for what it adds: the algorithm tests' simulations of 5 to 8 ranks (1 to 4 cover powers of two and
+# not), the collectives on 1, 4 and 5 ranks, on 3 ranks over the default plugins (3 ranks run over the node
+# backend's direct path; 2 over the defaults) and on one CPU, and on emulated hosts, fusion on 3 to
+# 5 ranks, plans on 3 and 4 ranks (2 ranks and the settings' entries stay), the soak over tcp on 3 and 4
+# ranks, every collective on weftMemAlloc buffers (40 s under ASan: test_shm_node's WeftMemory tests cover
+# that memory, and the 2-rank collectives' AllReduces bounce through it), misaligned buffers over tcp (the
+# 3-rank misaligned run reaches the same reduction kernels), and the install test (it needs the whole tree).
+# Cut on 2026-11-23, when a fresh-clone CI run took 45 minutes on a slower machine
+# (2-vCPU AMD EPYC; this subset 18 of them), together with -g1 for the sanitized tree (line tables are
+# all a report's stack needs). On 2026-11-23 (CI 29 min 20 s there) the algorithm simulations on 4 ranks went
+# too, but for the hierarchical ones and the rings in host order (the only ones with two ranks per host; 1 to
+# 3 ranks cover the others' powers of two and not): 67 s of the subset's test time. On 2026-11-26 (CI
+# 28 min 14 s) the 3-rank collectives over tcp went too (43 s under ASan; the tcp plugin's own tests, the
+# tcp fault and WEFT_CHECK tests stay), and fusion on mixed memory (fusion_np2 runs the same code on heap).
+# Later that day (CI 29 min 30 s) the settings' entries of fusion on 3 and 4 ranks and of plans on 3 ranks
+# went too (26 s of test time under ASan; the 2-rank entries parse the same settings); the next run still
 # took 30 min 20 s (the box slower that hour), so FusedRing.CallBuffersMatchReference went as well (29 s under
-# ASan: fusion's call layouts walked over 1-5 simulated ranks; FusedRing.LargeCalls keeps the fused ring on call
-# buffers under ASan, and the ordinary build checks every layout).
+# ASan: fusion's call layouts walked over 1-5 simulated ranks; FusedRing.LargeCalls keeps the fused ring on
+# call buffers under ASan, and the ordinary build checks every layout).
 CI_EXCLUDE='^collectives_np[145]$|^collectives_np2_misaligned_tcp$|^fusion_np[34]_env_|^plans_np3_env_|^FusedRing\.CallBuffersMatchReference$|^collectives_np[23]_weft_memory(_tcp)?$|^collectives_np3_(bounced_mixed_[a-z]+|tcp)$|^collectives_np4_|^fusion_np[345]$|^plans_np[34]$|^plans_np3_tcp$|^plans_np4_shm$|^collectives_np3$|^collectives_np3_one_cpu$|^fusion_np[34]_(tcp|shm|nocma|shm_node_off|mapped_buffers|mixed_memory)$|_hosts_|_mpi$|^weft_info_|^install_consumer$|^soak_np[34]_|Test\..*_p[5-9]( |$)|Test\.(?!.*(Hierarchical|HostOrder)).*_p4( |$)'
 
 skip() {
