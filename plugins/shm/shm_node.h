@@ -9,18 +9,17 @@
 //   is one load. Step s is stored in line s % kStepLines, with the collective's descriptor (collective,
 //   count, type, op, root, buffer addresses) when s is its first step;
 // - a staging ring (kRingStages stage sizes) for collectives whose inputs fit: each collective that stages
-//   takes the next bytes it needs (in, and out for a two-step AllReduce), wrapping to the start when they
-//   do not fit, and says where in its descriptor. Before collective n a rank waits until every peer has
-//   begun collective n - kSlots + 1, so it is done with n - kSlots; and before overwriting the area of a
-//   later one, until every peer is done with that one. Ranks that need not wait (the root of a Broadcast,
-//   the others of a Reduce) thus run up to kSlots - 1 small collectives ahead (four of the largest), as
-//   eager messages let them in MPI, and no peer is ever more than 2 kSlots steps away: fewer than
-//   kStepLines, so no line is overwritten while someone may still read it. Small collectives packed end
-//   to end touch few pages: on a 2-vCPU VM each page a collective touches first after an idle pause cost
-//   0.3-0.5 us (a TLB refill), and ten 128-byte AllReduces in 64 KiB slots of their own (before the ring)
-//   took 1.2-1.4 us each instead of 0.75. Every rank touches every page of every segment (control lines
-//   and ring) once at connect: the VM's first touch of a page costs several microseconds even where the
-//   page tables are filled.
+//   takes the next bytes it needs (in, and out for a two-step AllReduce), or the ring's first bytes again
+//   once every peer is done with them, and says where in its descriptor. Before collective n a rank waits until
+//   every peer has begun collective n - kSlots + 1, so it is done with n - kSlots; and before overwriting the area
+//   of a later one, until every peer is done with that one. Ranks that need not wait (the root of a Broadcast, the
+//   others of a Reduce) thus run up to kSlots - 1 small collectives ahead (four of the largest), as eager messages
+//   let them in MPI, and no peer is ever more than 2 kSlots steps away: fewer than kStepLines, so no line is
+//   overwritten while someone may still read it. Small collectives packed end to end touch few pages: on a 2-vCPU
+//   VM each page a collective touches first after an idle pause cost 0.3-0.5 us (a TLB refill), and ten 128-byte
+//   AllReduces in 64 KiB slots of their own (before the ring) took 1.2-1.4 us each instead of 0.75. Every rank
+//   touches every page of every segment (control lines and ring) once at connect: the VM's first touch of a page
+//   costs several microseconds even where the page tables are filled.
 // - a table of this rank's weftMemAlloc buffers (shm_memory.h) that its direct collectives use.
 // Large collectives read (process_vm_readv) and write (process_vm_writev) the peers' own buffers: one copy,
 // no staging; they end with a step that says "I no longer touch your buffers". A peer buffer listed in the
@@ -79,9 +78,12 @@ inline constexpr uint64_t kStepLines = 128;  // > the most steps kSlots collecti
 // The staging ring's size in stage sizes (WEFT_SHM_STAGE_BYTES): four collectives of the largest (in and out
 // areas) fit, kSlots of small ones.
 inline constexpr size_t kRingStages = 8;
-// The part of the ring small collectives cycle through, so that a run of them stays in the cache
-// (shm_node_stage.cpp).
+// How far into the ring collectives take areas before they go back to the start (and wait there if they
+// must), so that a run of them stays in the cache (shm_node_stage.cpp).
 inline constexpr size_t kWarmRingBytes = size_t{1} << 20;
+// Collectives whose areas take at most this many bytes go back to the ring's start as soon as their peers
+// keep pace, rather than walk the warm region (shm_node_stage.cpp).
+inline constexpr size_t kCycleBytes = 4096;
 struct alignas(kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;
@@ -221,6 +223,17 @@ class NodeComm {
   bool stepReached(int peer, uint64_t step) const;
   // Waits until every rank has published `step`.
   void waitAllReached(uint64_t step);
+  struct RingArea {  // bytes [begin, end) of our staging ring
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  // How many collectives back lies the latest one before the previous whose staging area overlaps `area` of
+  // our ring (0: none). Every peer must be done with it before `area` is written; older ones are, since
+  // begin().
+  uint64_t latestOverlapping(const RingArea& area) const;
+  // Whether every peer is done with the collective `back` collectives ago (as it is once it has begun the
+  // next); true for 0. Does not wait.
+  bool doneWith(uint64_t back) const;
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();
   // Touches every page of every rank's segment once (see the top of this file and touchSegments()).
@@ -277,14 +290,10 @@ class NodeComm {
   bool doorbellsPending_ = false;     // a step was published and the peers' doorbells not yet rung
   uint64_t firstStep_ = 0;            // the step that published the current collective's descriptor
   uint64_t firstSteps_[kSlots] = {};  // the first step of collective n, at n % kSlots
-  struct RingArea {
-    size_t begin = 0;
-    size_t end = 0;
-  };
-  size_t ringBytes_;                 // of the staging ring
-  size_t ringCursor_ = 0;            // where the next collective's staging areas begin
-  RingArea ringAreas_[kSlots] = {};  // collective n's areas, at n % kSlots (empty: it staged nothing)
-  uint32_t stageIn_ = 0;             // the current collective's areas (kStageAlign units), published with it
+  size_t ringBytes_;                  // of the staging ring
+  size_t ringCursor_ = 0;             // where the next collective's staging areas begin
+  RingArea ringAreas_[kSlots] = {};   // collective n's areas, at n % kSlots (empty: it staged nothing)
+  uint32_t stageIn_ = 0;              // the current collective's areas (kStageAlign units), published with it
   uint32_t stageOut_ = 0;
   bool spin_ = false;  // at most one rank per CPU: waiting may spin before it yields
   std::vector<unsigned char> scratch_;

@@ -1,5 +1,7 @@
 // The node backend's staging ring: where a staged collective's input and output areas go in the owner's
 // ring (after its control lines), and when an area may be overwritten (see shm_node.h).
+#include <algorithm>
+
 #include "shm_node.h"
 #include "shm_segment.h"
 
@@ -18,27 +20,51 @@ void NodeComm::touchSegments() const {
   }
 }
 
+uint64_t NodeComm::latestOverlapping(const RingArea& area) const {
+  for (uint64_t back = 2; back < kSlots && back <= collective_; ++back) {
+    const RingArea& old = ringAreas_[(collective_ - back) % kSlots];
+    if (old.begin < area.end && area.begin < old.end) return back;
+  }
+  return 0;
+}
+
+bool NodeComm::doneWith(uint64_t back) const {
+  return back == 0 || back > collective_ || allReached(firstSteps_[(collective_ - back + 1) % kSlots]);
+}
+
 void NodeComm::stage(size_t inBytes, size_t outBytes) {
   auto aligned = [](size_t bytes) { return (bytes + kStageAlign - 1) / kStageAlign * kStageAlign; };
   const size_t need = aligned(inBytes) + aligned(outBytes);  // at most 2 stageBytes_: a quarter of the ring
-  // Staging walks the ring from its start again once past the first kWarmRingBytes, unless that would
-  // overwrite the collective just before (a large ReduceScatter there): a run of small collectives then
-  // stays in the cache (walking the whole 2 MiB ring made 1000 fused 4 KiB AllReduces 15-25 % slower at
-  // 2 ranks), while a large one may take any part of the ring.
+  // Where the areas of the collectives still in flight end: beyond, every peer is done (begin()).
+  auto highWater = [&] {
+    size_t end = 0;
+    for (const RingArea& old : ringAreas_) end = std::max(end, old.end);
+    return end;
+  };
+  // Three rules, measured at 2 and 4 ranks on a 2-vCPU VM (perf/README, 2026-11-29):
+  // - Collectives of at most kCycleBytes go back to the ring's start whenever every peer has begun the one
+  //   before (never over that one: a large ReduceScatter there), and so cycle over a page or two. Walking
+  //   further made their every few calls touch a page not touched for a while, which in some launches cost
+  //   microseconds a page: 2 KiB AllGathers at 2 ranks took 3-7 us instead of 0.7.
+  // - Larger ones, and a rank that runs ahead of its peers (the root of a Broadcast), walk on up to
+  //   kWarmRingBytes: areas no peer has read lately are cheaper to write (an 8 KiB AllReduce at 2 ranks took
+  //   15-29 % longer cycling, a 2 KiB Broadcast at 4 ranks 15 %), and walking all 2 MiB of the ring made
+  //   1000 fused 4 KiB AllReduces 15-25 % slower. A rank whose next area a peer may still read takes fresh
+  //   bytes past every area in flight rather than wait; past kWarmRingBytes it goes back to the start, and
+  //   waits there if it must.
+  // - A large collective may take any part of the ring.
   const RingArea& previous = ringAreas_[(collective_ + kSlots - 1) % kSlots];
   const bool clearOfPrevious = previous.begin >= need || previous.end <= previous.begin;  // empty: staged nothing
-  if (ringCursor_ + need > ringBytes_ || (ringCursor_ + need > kWarmRingBytes && clearOfPrevious)) ringCursor_ = 0;
-  const RingArea area{ringCursor_, ringCursor_ + need};
-  // The latest earlier collective whose area this one overwrites (never the one just before: the ring holds
-  // four of the largest): every peer must be done with it, as it is once it has begun the next. Those older
-  // than kSlots - 1 are, since begin().
-  for (uint64_t back = 2; back < kSlots && back <= collective_; ++back) {
-    const RingArea& old = ringAreas_[(collective_ - back) % kSlots];
-    if (old.begin < area.end && area.begin < old.end) {
-      const uint64_t next = firstSteps_[(collective_ - back + 1) % kSlots];
-      waitAllReached(next);
-      break;
-    }
+  size_t at = ringCursor_;
+  if (need <= kCycleBytes && clearOfPrevious && doneWith(2)) {
+    at = 0;
+  } else if (at + need <= ringBytes_ && !doneWith(latestOverlapping({at, at + need}))) {
+    at = highWater();
+  }
+  if (at + need > ringBytes_ || (at + need > kWarmRingBytes && clearOfPrevious)) at = 0;
+  const RingArea area{at, at + need};
+  if (const uint64_t back = latestOverlapping(area); back != 0) {
+    waitAllReached(firstSteps_[(collective_ - back + 1) % kSlots]);
   }
   ringAreas_[collective_ % kSlots] = area;
   stageIn_ = static_cast<uint32_t>(area.begin / kStageAlign);

@@ -237,6 +237,74 @@ TEST(NodeBackend, StagingRingUnderRunAhead) {
   }
 }
 
+// From keeping pace to running ahead and back: AllGathers of at most a page, in which every rank waits for
+// every other, take areas at the start of each rank's ring again and again (shm_node_stage.cpp); then a run
+// of Broadcasts whose non-roots are held back lets the root run ahead, its next area still being read by
+// its peers, so it must take fresh bytes (or wait) rather than overwrite it; then AllGathers again. Every
+// output is checked: an area reused too early would show another collective's data.
+TEST(NodeBackend, StagingRingFromPaceToRunAhead) {
+  const std::vector<size_t> gatherCounts = {100, 256, 7, 1000, 64};  // floats: 400 B to 4000 B per rank
+  const std::vector<size_t> broadcastCounts = {500, 1024, 300, 3000, 80, 1024};
+  constexpr size_t kGathers = 20;
+  constexpr size_t kBroadcasts = 45;  // more than the 31 a root may run ahead
+  constexpr int kPhases = 6;
+  NodeGroup g(3);
+  const int p = g.size();
+  auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 13 + k * 11 + i) % 1013); };
+  struct Call {
+    weftCollType_t coll;
+    size_t count;
+  };
+  std::vector<Call> calls;
+  for (int phase = 0; phase < kPhases; ++phase) {
+    for (size_t k = 0; k < kGathers; ++k)
+      calls.push_back({weftCollAllGather, gatherCounts[k % gatherCounts.size()]});
+    for (size_t k = 0; k < kBroadcasts; ++k) {
+      calls.push_back({weftCollBroadcast, broadcastCounts[k % broadcastCounts.size()]});
+    }
+  }
+  std::vector<std::vector<std::vector<float>>> in(p), out(p);
+  for (int r = 0; r < p; ++r) {
+    for (size_t k = 0; k < calls.size(); ++k) {
+      in[r].emplace_back(calls[k].count);
+      for (size_t i = 0; i < calls[k].count; ++i) in[r][k][i] = value(r, k, i);
+      const bool gather = calls[k].coll == weftCollAllGather;
+      out[r].emplace_back(gather ? calls[k].count * p : calls[k].count, -1.0f);
+    }
+  }
+  std::vector<weftResult_t> results(p, weftSuccess);
+  std::vector<std::thread> threads;
+  threads.reserve(p);
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      for (size_t k = 0; k < calls.size() && results[r] == weftSuccess; ++k) {
+        const bool firstBroadcast = calls[k].coll == weftCollBroadcast && calls[k - 1].coll == weftCollAllGather;
+        if (r != 0 && firstBroadcast) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        weftBackendOp_v1 op{
+            calls[k].coll, in[r][k].data(), out[r][k].data(), calls[k].count, weftFloat32, weftSum, 0};
+        results[r] = g.ops()->run(g.comm(r), &op);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < p; ++r) ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const size_t n = calls[k].count;
+    for (int r = 0; r < p; ++r) {
+      if (calls[k].coll == weftCollBroadcast) {
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_EQ(out[r][k][i], value(0, k, i)) << "broadcast " << k << " rank " << r;
+        continue;
+      }
+      for (int q = 0; q < p; ++q) {
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(out[r][k][q * n + i], value(q, k, i)) << "allgather " << k << " rank " << r << " from " << q;
+        }
+      }
+    }
+  }
+}
+
 // Large staged ReduceScatters (up to WEFT_SHM_STAGE_BYTES, a quarter of the ring) between small Broadcasts
 // whose root runs ahead: small collectives go back to the start of the ring once past its first MiB unless
 // the collective just before lies there, so staging areas are placed both ways around the large ones (with
