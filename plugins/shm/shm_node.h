@@ -81,9 +81,9 @@ inline constexpr size_t kRingStages = 8;
 // How far into the ring collectives take areas before they go back to the start (and wait there if they
 // must), so that a run of them stays in the cache (shm_node_stage.cpp).
 inline constexpr size_t kWarmRingBytes = size_t{1} << 20;
-// Collectives whose areas take at most this many bytes go back to the ring's start as soon as their peers
-// keep pace, rather than walk the warm region (shm_node_stage.cpp).
-inline constexpr size_t kCycleBytes = 4096;
+// Staging areas of at most this many bytes go back to the ring's start as soon as the peers keep pace,
+// rather than walk the warm region (shm_node_stage.cpp).
+inline constexpr size_t kCycleBytes = 2048;
 struct alignas(kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;

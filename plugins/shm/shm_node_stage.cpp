@@ -41,18 +41,18 @@ void NodeComm::stage(size_t inBytes, size_t outBytes) {
     for (const RingArea& old : ringAreas_) end = std::max(end, old.end);
     return end;
   };
-  // Three rules, measured at 2 and 4 ranks on a 2-vCPU VM (perf/README, 2026-11-29):
-  // - Collectives of at most kCycleBytes go back to the ring's start whenever every peer has begun the one
-  //   before (never over that one: a large ReduceScatter there), and so cycle over a page or two. Walking
-  //   further made their every few calls touch a page not touched for a while, which in some launches cost
-  //   microseconds a page: 2 KiB AllGathers at 2 ranks took 3-7 us instead of 0.7.
-  // - Larger ones, and a rank that runs ahead of its peers (the root of a Broadcast), walk on up to
-  //   kWarmRingBytes: areas no peer has read lately are cheaper to write (an 8 KiB AllReduce at 2 ranks took
-  //   15-29 % longer cycling, a 2 KiB Broadcast at 4 ranks 15 %), and walking all 2 MiB of the ring made
-  //   1000 fused 4 KiB AllReduces 15-25 % slower. A rank whose next area a peer may still read takes fresh
-  //   bytes past every area in flight rather than wait; past kWarmRingBytes it goes back to the start, and
-  //   waits there if it must.
-  // - A large collective may take any part of the ring.
+  // Measured at 2 and 4 ranks on a 2-vCPU VM (perf/README, "Small collectives on a page or two"):
+  // - Areas of at most kCycleBytes go back to the ring's start whenever every peer has begun the collective
+  //   before (never over that one: a large ReduceScatter there), so they cycle over a page or two. Walking
+  //   further made 2 KiB AllGathers, ReduceScatters and AllToAlls at 2 ranks take 3-11 us instead of 0.7 in
+  //   some launches (every few calls touching a page not touched for a while).
+  // - Larger areas, and a rank whose peers lag (the root of a Broadcast), walk on: areas no peer has read
+  //   lately are cheaper to write (cycling made 4-8 KiB AllReduces at 2 ranks 10-29 % slower, and 2 KiB
+  //   Broadcasts at 4 ranks 15 % when the root cycled whenever the start was free). Past kWarmRingBytes they
+  //   go back to the start, and wait there if they must (walking all 2 MiB made 1000 fused 4 KiB AllReduces
+  //   15-25 % slower); a large collective may take any part of the ring.
+  // - A rank whose next area a peer may still read (it cycled, then its peers fell behind) takes fresh bytes
+  //   past every area in flight rather than wait.
   const RingArea& previous = ringAreas_[(collective_ + kSlots - 1) % kSlots];
   const bool clearOfPrevious = previous.begin >= need || previous.end <= previous.begin;  // empty: staged nothing
   size_t at = ringCursor_;

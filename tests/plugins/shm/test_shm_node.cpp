@@ -237,13 +237,13 @@ TEST(NodeBackend, StagingRingUnderRunAhead) {
   }
 }
 
-// From keeping pace to running ahead and back: AllGathers of at most a page, in which every rank waits for
+// From keeping pace to running ahead and back: AllGathers of at most 2 KiB, in which every rank waits for
 // every other, take areas at the start of each rank's ring again and again (shm_node_stage.cpp); then a run
 // of Broadcasts whose non-roots are held back lets the root run ahead, its next area still being read by
 // its peers, so it must take fresh bytes (or wait) rather than overwrite it; then AllGathers again. Every
 // output is checked: an area reused too early would show another collective's data.
 TEST(NodeBackend, StagingRingFromPaceToRunAhead) {
-  const std::vector<size_t> gatherCounts = {100, 256, 7, 1000, 64};  // floats: 400 B to 4000 B per rank
+  const std::vector<size_t> gatherCounts = {100, 256, 7, 500, 64};  // floats: 28 B (inline) to 2000 B per rank
   const std::vector<size_t> broadcastCounts = {500, 1024, 300, 3000, 80, 1024};
   constexpr size_t kGathers = 20;
   constexpr size_t kBroadcasts = 45;  // more than the 31 a root may run ahead
