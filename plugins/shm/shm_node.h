@@ -10,16 +10,17 @@
 //   count, type, op, root, buffer addresses) when s is its first step;
 // - a staging ring (kRingStages stage sizes) for collectives whose inputs fit: each collective that stages
 //   takes the next bytes it needs (in, and out for a two-step AllReduce), or the ring's first bytes again
-//   once every peer is done with them, and says where in its descriptor. Before collective n a rank waits until
-//   every peer has begun collective n - kSlots + 1, so it is done with n - kSlots; and before overwriting the area
-//   of a later one, until every peer is done with that one. Ranks that need not wait (the root of a Broadcast, the
-//   others of a Reduce) thus run up to kSlots - 1 small collectives ahead (four of the largest), as eager messages
-//   let them in MPI, and no peer is ever more than 2 kSlots steps away: fewer than kStepLines, so no line is
-//   overwritten while someone may still read it. Small collectives packed end to end touch few pages: on a 2-vCPU
-//   VM each page a collective touches first after an idle pause cost 0.3-0.5 us (a TLB refill), and ten 128-byte
-//   AllReduces in 64 KiB slots of their own (before the ring) took 1.2-1.4 us each instead of 0.75. Every rank
-//   touches every page of every segment (control lines and ring) once at connect: the VM's first touch of a page
-//   costs several microseconds even where the page tables are filled.
+//   once every peer is done with them (shm_node_stage.cpp), and says where in its descriptor. Before
+//   collective n a rank waits until every peer has begun collective n - kSlots + 1, so it is done with
+//   n - kSlots; and before overwriting the area of a later one, until every peer is done with that one. Ranks
+//   that need not wait (the root of a Broadcast, the others of a Reduce) thus run up to kSlots - 1 small
+//   collectives ahead (four of the largest), as eager messages let them in MPI, and no peer is ever more than
+//   2 kSlots steps away: fewer than kStepLines, so no line is overwritten while someone may still read it.
+//   Small collectives packed end to end touch few pages: on a 2-vCPU VM each page a collective touches first
+//   after an idle pause cost 0.3-0.5 us (a TLB refill), and ten 128-byte AllReduces in 64 KiB slots of their
+//   own (before the ring) took 1.2-1.4 us each instead of 0.75. Every rank touches every page of every
+//   segment (control lines and ring) once at connect: the VM's first touch of a page costs several
+//   microseconds even where the page tables are filled.
 // - a table of this rank's weftMemAlloc buffers (shm_memory.h) that its direct collectives use.
 // Large collectives read (process_vm_readv) and write (process_vm_writev) the peers' own buffers: one copy,
 // no staging; they end with a step that says "I no longer touch your buffers". A peer buffer listed in the
