@@ -257,8 +257,9 @@ TEST(NodeBackend, StagingRingFromPaceToRunAhead) {
   };
   std::vector<Call> calls;
   for (int phase = 0; phase < kPhases; ++phase) {
-    for (size_t k = 0; k < kGathers; ++k)
+    for (size_t k = 0; k < kGathers; ++k) {
       calls.push_back({weftCollAllGather, gatherCounts[k % gatherCounts.size()]});
+    }
     for (size_t k = 0; k < kBroadcasts; ++k) {
       calls.push_back({weftCollBroadcast, broadcastCounts[k % broadcastCounts.size()]});
     }
@@ -292,8 +293,9 @@ TEST(NodeBackend, StagingRingFromPaceToRunAhead) {
     const size_t n = calls[k].count;
     for (int r = 0; r < p; ++r) {
       if (calls[k].coll == weftCollBroadcast) {
-        for (size_t i = 0; i < n; ++i)
+        for (size_t i = 0; i < n; ++i) {
           ASSERT_EQ(out[r][k][i], value(0, k, i)) << "broadcast " << k << " rank " << r;
+        }
         continue;
       }
       for (int q = 0; q < p; ++q) {
