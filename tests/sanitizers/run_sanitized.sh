@@ -20,6 +20,8 @@
 #   WEFT_SANITIZE_CTEST   extra ctest arguments, e.g. "--repeat until-fail:3"
 #   COLLTEST_COUNTS       the counts test_collectives sweeps (ci: 0,1,7,1000,65539, a sixteenth of the suite's
 #                         largest: checking each element under ASan costs more than the collective; all: unset)
+#   ALGOTEST_MATRIX       the algorithm simulations' types and ops (ci: sizes, one type per element size with sum
+#                         and every op on float32; all: unset, the whole matrix)
 # Reports are also written to BUILD_DIR/sanitizer-logs/ (cleared at each run).
 # Exit 77 (CTest's skip) when the compiler cannot link the sanitizers' runtime.
 set -euo pipefail
@@ -103,6 +105,7 @@ targets=()
 if [[ $subset == ci ]]; then
   targets=(--target sanitizers_ci)
   export COLLTEST_COUNTS=${COLLTEST_COUNTS:-0,1,7,1000,65539}
+  export ALGOTEST_MATRIX=${ALGOTEST_MATRIX:-sizes}
 elif [[ $subset != all ]]; then
   echo "WEFT_SANITIZE_SUBSET must be ci or all, not '$subset'" >&2
   exit 2
