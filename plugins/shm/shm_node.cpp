@@ -320,7 +320,7 @@ void NodeComm::begin() {
   // Before collective n begins, every peer must be done with collective n - kSlots, whose first step's line
   // and staging area n may reuse: it is once it has begun n - kSlots + 1 (see shm_node.h). Usually true.
   if (collective_ + 1 < kSlots) return;
-  uint64_t target = firstSteps_[(collective_ + 1) % kSlots];
+  uint64_t target = firstStepAfter(kSlots);
   if (target > 0) waitAllReached(target);
 }
 

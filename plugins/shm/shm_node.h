@@ -232,8 +232,10 @@ class NodeComm {
   // our ring (0: none). Every peer must be done with it before `area` is written; older ones are, since
   // begin().
   uint64_t latestOverlapping(const RingArea& area) const;
-  // Whether every peer is done with the collective `back` collectives ago (as it is once it has begun the
-  // next); true for 0. Does not wait.
+  // The first step of the collective after the one `back` collectives ago (1 <= back <= kSlots, and no
+  // further back than collective 0): once every peer has reached it, they are all done with that one.
+  uint64_t firstStepAfter(uint64_t back) const { return firstSteps_[(collective_ - back + 1) % kSlots]; }
+  // Whether every peer is done with the collective `back` collectives ago; true for 0. Does not wait.
   bool doneWith(uint64_t back) const;
   // Waits, before a collective, until it may use its staging area (see begin() in shm_node.cpp).
   void begin();

@@ -29,7 +29,7 @@ uint64_t NodeComm::latestOverlapping(const RingArea& area) const {
 }
 
 bool NodeComm::doneWith(uint64_t back) const {
-  return back == 0 || back > collective_ || allReached(firstSteps_[(collective_ - back + 1) % kSlots]);
+  return back == 0 || back > collective_ || allReached(firstStepAfter(back));
 }
 
 void NodeComm::stage(size_t inBytes, size_t outBytes) {
@@ -64,7 +64,7 @@ void NodeComm::stage(size_t inBytes, size_t outBytes) {
   if (at + need > ringBytes_ || (at + need > kWarmRingBytes && clearOfPrevious)) at = 0;
   const RingArea area{at, at + need};
   if (const uint64_t back = latestOverlapping(area); back != 0) {
-    waitAllReached(firstSteps_[(collective_ - back + 1) % kSlots]);
+    waitAllReached(firstStepAfter(back));
   }
   ringAreas_[collective_ % kSlots] = area;
   stageIn_ = static_cast<uint32_t>(area.begin / kStageAlign);
