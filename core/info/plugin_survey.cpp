@@ -1,7 +1,7 @@
 // surveyPlugins(): every plugin weft-info can find, loaded through the same loader as communicators use.
 #include <algorithm>
 #include <filesystem>
-#include <regex>
+#include <string_view>
 
 #include "core/info/info_report.h"
 #include "core/plugins/loader.h"
@@ -28,13 +28,18 @@ std::vector<std::string> distinctFolders(const std::vector<std::string>& searchP
 
 // (name, file) of every libweft-plugin-<name>.so in one folder, sorted by name.
 std::vector<std::pair<std::string, std::string>> pluginFilesIn(const std::string& dir) {
-  static const std::regex pattern("^libweft-plugin-(.+)\\.so$");
+  // A prefix and suffix test rather than <regex>: std::regex was a quarter of its unity batch's compile time.
+  constexpr std::string_view prefix = "libweft-plugin-", suffix = ".so";
   std::vector<std::pair<std::string, std::string>> files;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
-    std::smatch match;
     std::string fileName = entry.path().filename().string();
-    if (std::regex_match(fileName, match, pattern)) files.emplace_back(match[1].str(), entry.path().string());
+    std::string_view name = fileName;
+    if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
+      continue;
+    name.remove_prefix(prefix.size());
+    name.remove_suffix(suffix.size());
+    files.emplace_back(std::string(name), entry.path().string());
   }
   std::sort(files.begin(), files.end());
   return files;
