@@ -29,7 +29,7 @@ std::vector<std::string> distinctFolders(const std::vector<std::string>& searchP
 // (name, file) of every libweft-plugin-<name>.so in one folder, sorted by name.
 std::vector<std::pair<std::string, std::string>> pluginFilesIn(const std::string& dir) {
   // A prefix and suffix test rather than <regex>: std::regex was a quarter of its unity batch's compile time.
-  constexpr std::string_view prefix = "libweft-plugin-", suffix = ".so";
+  const std::string_view prefix = kPluginFilePrefix, suffix = kPluginFileSuffix;
   std::vector<std::pair<std::string, std::string>> files;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {

@@ -78,7 +78,9 @@ const weftPluginHost_v1* pluginHost() {
   return &host;
 }
 
-std::string pluginFileName(const std::string& name) { return "libweft-plugin-" + name + ".so"; }
+std::string pluginFileName(const std::string& name) {
+  return std::string(kPluginFilePrefix) + name + std::string(kPluginFileSuffix);
+}
 
 std::vector<std::string> pluginSearchPath() {
   std::vector<std::string> path;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weft/plugin.h"
@@ -48,7 +49,9 @@ class PluginFailuresExpected {
   bool outer_;  // one already lived on this thread
 };
 
-// File name of plugin `name`: libweft-plugin-<name>.so.
+// File name of plugin `name`: libweft-plugin-<name>.so (weft-info's survey reads names back from it).
+inline constexpr std::string_view kPluginFilePrefix = "libweft-plugin-";
+inline constexpr std::string_view kPluginFileSuffix = ".so";
 std::string pluginFileName(const std::string& name);
 
 // Folders searched, in order: <directory of libweft.so>/weft, then each entry of WEFT_PLUGIN_PATH.
