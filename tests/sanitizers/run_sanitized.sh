@@ -12,8 +12,9 @@
 # Environment:
 #   WEFT_SANITIZE_SUBSET  ci (default): the targets and tests below; all: every target, every test
 #   WEFT_SANITIZE_JOBS    parallel build jobs (2)
-#   WEFT_SANITIZE_TEST_JOBS  ctest -j (3: many tests mostly wait, for a timeout or a killed peer; on two cores
-#                         the CI subset's tests took 337-390 s instead of about 425 with -j2, 2026-11-29)
+#   WEFT_SANITIZE_TEST_JOBS  ctest -j (4: many tests mostly wait, for a timeout or a killed peer; on two cores
+#                         the CI subset's tests took 337-390 s instead of about 425 with -j2, and 206 s with
+#                         -j4 against 235 s with -j3 in a later pair of runs, 2026-11-29)
 #   WEFT_SANITIZE_OPT     optimisation level of the sanitized tree (-O1: builds about twice as fast as the
 #                         tree's usual -O3 and is what the sanitizers' documentation suggests)
 #   WEFT_SANITIZE_TESTS   only the tests whose names match this regular expression (Python's re.search)
@@ -35,7 +36,7 @@ build=$(mkdir -p "$2" && cd "$2" && pwd)
 sanitize=${3:-address,undefined}
 subset=${WEFT_SANITIZE_SUBSET:-ci}
 jobs=${WEFT_SANITIZE_JOBS:-2}
-test_jobs=${WEFT_SANITIZE_TEST_JOBS:-3}
+test_jobs=${WEFT_SANITIZE_TEST_JOBS:-4}
 opt=${WEFT_SANITIZE_OPT:--O1}
 cxx=${CXX:-c++}
 cc=${CC:-cc}

@@ -242,7 +242,9 @@ void vecLongerMessageFails(void* ctx, NewPair newPair, const std::vector<VecOver
     ASSERT_EQ(gVec->irecvv(p.recv, in.iov.data(), in.count(), 4, &rr), weftSuccess);
     ASSERT_EQ(gOps->isend(p.send, msg.data(), msg.size(), 4, nullptr, &sr), weftSuccess);
     size_t size = 0;
-    if (c.senderCompletes) EXPECT_EQ(waitRequest(ctx, sr, &size), weftSuccess);
+    if (c.senderCompletes) {
+      EXPECT_EQ(waitRequest(ctx, sr, &size), weftSuccess);
+    }
     EXPECT_EQ(waitRequest(ctx, rr, &size), weftRemoteError);
     EXPECT_TRUE(in.holds(0, 0));
     std::string expected =

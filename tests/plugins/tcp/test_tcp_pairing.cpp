@@ -72,8 +72,12 @@ class TcpPairing : public ::testing::Test {
 
   void TearDown() override {
     for (Rank* r : {&a_, &b_}) {
-      if (r->send != nullptr) EXPECT_EQ(gOps->closeSend(r->send), weftSuccess);
-      if (r->recv != nullptr) EXPECT_EQ(gOps->closeRecv(r->recv), weftSuccess);
+      if (r->send != nullptr) {
+        EXPECT_EQ(gOps->closeSend(r->send), weftSuccess);
+      }
+      if (r->recv != nullptr) {
+        EXPECT_EQ(gOps->closeRecv(r->recv), weftSuccess);
+      }
       EXPECT_EQ(gOps->closeListen(r->listener), weftSuccess);
       EXPECT_EQ(gPlugin->finalize(r->ctx), weftSuccess);
     }
@@ -88,7 +92,9 @@ class TcpPairing : public ::testing::Test {
         ASSERT_EQ(gPair->connectPaired(from.ctx, to.handle, kToken, id, from.listener, pairKey, &from.send),
                   weftSuccess);
       }
-      if (to.recv == nullptr) ASSERT_EQ(gOps->accept(to.listener, &to.recv, &to.acceptedId), weftSuccess);
+      if (to.recv == nullptr) {
+        ASSERT_EQ(gOps->accept(to.listener, &to.recv, &to.acceptedId), weftSuccess);
+      }
       gOps->waitReady(from.ctx, 100);
     }
     ASSERT_NE(from.send, nullptr);
@@ -123,7 +129,9 @@ class TcpPairing : public ::testing::Test {
       void* requests[4] = {sa, sb, ra, rb};
       while (!(done[0] && done[1] && done[2] && done[3]) && Clock::now() < deadline) {
         for (int i = 0; i < 4; ++i) {
-          if (!done[i]) ASSERT_EQ(gOps->test(requests[i], &done[i], &got[i]), weftSuccess) << "request " << i;
+          if (!done[i]) {
+            ASSERT_EQ(gOps->test(requests[i], &done[i], &got[i]), weftSuccess) << "request " << i;
+          }
         }
       }
       ASSERT_TRUE(done[0] && done[1] && done[2] && done[3]) << size << " B not through within the deadline";
@@ -172,8 +180,12 @@ TEST_F(TcpPairing, OneWayConnectGetsThrough) {
 TEST_F(TcpPairing, PlainAndPairedConnectsMix) {
   auto deadline = Clock::now() + std::chrono::seconds(10);
   while ((a_.send == nullptr || b_.recv == nullptr) && Clock::now() < deadline) {
-    if (a_.send == nullptr) ASSERT_EQ(gOps->connect(a_.ctx, b_.handle, kToken, 0xa0, &a_.send), weftSuccess);
-    if (b_.recv == nullptr) ASSERT_EQ(gOps->accept(b_.listener, &b_.recv, &b_.acceptedId), weftSuccess);
+    if (a_.send == nullptr) {
+      ASSERT_EQ(gOps->connect(a_.ctx, b_.handle, kToken, 0xa0, &a_.send), weftSuccess);
+    }
+    if (b_.recv == nullptr) {
+      ASSERT_EQ(gOps->accept(b_.listener, &b_.recv, &b_.acceptedId), weftSuccess);
+    }
     gOps->waitReady(a_.ctx, 100);
   }
   ASSERT_NE(b_.recv, nullptr);
