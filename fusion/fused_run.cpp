@@ -7,6 +7,7 @@
 
 #include "core/comm/backend.h"
 #include "core/comm/comm.h"
+#include "core/comm/comm_channel.h"
 #include "core/plugins/host_memory.h"
 #include "core/reduce/reduce.h"
 
@@ -74,14 +75,53 @@ size_t pieceBytesFor(size_t ranks) {
   return std::min(kMostPieceBytes, kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4));
 }
 
+// Pieces of a fused AllReduce on a backend's buffer lists when some rank copies its calls into its fusion
+// buffer: the copies in and out, and the peers' reads of that buffer, then stay in cache. Measured (shm, float
+// sum, out of place, heap buffers, fused group in us, 2-vCPU AMD EPYC Zen 3 with a 32 MiB L3, 2026-11-29,
+// alternating launches): np 4, 100 x 64 KiB 8569-8656 in 8 MiB pieces (the earlier size at np 4), 4687-5002 in
+// 2 MiB, 5046-5305 in 512 KiB; 10 x 1 MiB 12815 in 8 MiB, 11364 in 4 MiB, 8349 in 2 MiB; np 3 (4 MiB before),
+// 100 x 64 KiB 5788 in 4 MiB, 4414 in 2 MiB, 6752 in 8 MiB. On the Zen 5 box 2 MiB was no slower than 8 MiB
+// for heap buffers at np 4 either (2178-3127 against 2968-3143, 2026-11-26).
+constexpr size_t kBouncedListPieceBytes = size_t{2} << 20;
+
+// Whether every call of op lies, on this rank, in memory the peers map (nothing to copy into the fusion buffer).
+bool callsInHostMemory(const Op& op) {
+  const size_t elem = dataTypeSize(op.args.type);
+  return std::all_of(op.members->begin(), op.members->end(), [&](const Op& m) {
+    const size_t bytes = m.args.count * elem;
+    return bytes == 0 || (isHostMemory(m.args.sendbuff, bytes) && isHostMemory(m.args.recvbuff, bytes));
+  });
+}
+
+// Bytes of one piece of runListInPieces, alike on every rank. Larger pieces when no rank copies anything:
+// a piece then costs the list's two steps and the exchange of the lists, which on mapped buffers cost more than
+// the copies in cache save (weftMemAlloc buffers, np 4, 100 x 64 KiB: 1207-1392 us in 8 MiB pieces, 1746-2775 in
+// 2 MiB, Zen 5, 2026-11-26; 3259-3484 against 3552-4082 on the Zen 3 box). Whether some rank copies is each
+// rank's own, so the ranks tell each other (one small AllGather), unless the cut is the same either way.
+size_t listPieceBytes(const Op& op) {
+  weftComm& comm = *op.comm;
+  const size_t mappedPieceBytes = std::min(kMostPieceBytes, 4 * pieceBytesFor(static_cast<size_t>(comm.nranks)));
+  const size_t totalBytes = op.args.count * dataTypeSize(op.args.type);
+  if (mappedPieceBytes <= kBouncedListPieceBytes || totalBytes <= kBouncedListPieceBytes) {
+    return std::min(mappedPieceBytes, kBouncedListPieceBytes);
+  }
+  struct BufferKinds {
+    uint32_t allInHostMemory;
+  };
+  const std::vector<BufferKinds> all =
+      allGatherRecords(comm, BufferKinds{callsInHostMemory(op) ? 1u : 0u}, "fused allreduce's buffer kinds");
+  const bool noneCopies =
+      std::all_of(all.begin(), all.end(), [](const BufferKinds& k) { return k.allInHostMemory; });
+  return noneCopies ? mappedPieceBytes : kBouncedListPieceBytes;
+}
+
 // A fused AllReduce on the backend's buffer lists, in pieces cut by count alone (alike on every rank). Each
 // rank lists, per piece, the parts of its calls that lie in host memory (weftMemAlloc's kind, which the
 // peers map) where they are, and copies the others into its fusion buffer (host memory too), listed as one
 // in-place buffer, copying the results back after the piece. numBuffers may differ between ranks (the
 // plugin ABI allows it), so each rank decides for its own buffers; before, heap calls went as a list by
-// process_vm_readv/writev. The pieces are four times runFused's: a piece costs the list's two steps and
-// the exchange of the lists, which on mapped buffers cost more than the copies in cache save. Measured
-// (shm, float sum, out of place, 2-vCPU EPYC Zen 5, 2026-11-26, alternating launches; fused group in us):
+// process_vm_readv/writev. The pieces: listPieceBytes. Measured before (shm, float sum, out of place, 2-vCPU EPYC
+// Zen 5, 2026-11-26, alternating launches; fused group in us):
 // - heap buffers, np 2: 100 x 64 KiB 1166-1815 as a CMA list -> 747-827 in 512 KiB pieces, 703-727 in
 //   2 MiB ones; 10 x 1 MiB 1842-2625 -> 1075-1256 in 512 KiB, 1270-1434 in 2 MiB. np 4: 100 x 64 KiB
 //   4174-5869 -> 2178-3127 in 2 MiB pieces, 2968-3143 in 8 MiB; 10 x 1 MiB 6158-6218 -> 3467-3789, 3517-3551.
@@ -93,7 +133,7 @@ void runListInPieces(Backend& backend, const Op& op) {
   const size_t elem = dataTypeSize(op.args.type);
   const size_t total = op.args.count;
   // Pieces of equal size, so that none falls below the backend's list threshold when the whole is above.
-  const size_t pieceBytes = std::min(kMostPieceBytes, 4 * pieceBytesFor(static_cast<size_t>(comm.nranks)));
+  const size_t pieceBytes = listPieceBytes(op);
   const size_t pieceLimit = std::max<size_t>(1, pieceBytes / elem);
   const size_t pieces = (total + pieceLimit - 1) / pieceLimit;
   const size_t pieceElems = (total + pieces - 1) / pieces;
