@@ -62,6 +62,17 @@ void NodeComm::stage(size_t inBytes, size_t outBytes) {
     at = highWater();
   }
   if (at + need > ringBytes_ || (at + need > kWarmRingBytes && clearOfPrevious)) at = 0;
+  // Never over the collective just before: a peer may still read its area, and waiting for it is not
+  // possible here (its end is the first step of this collective, whose number comes with publishing). Only
+  // the wrap at the ring's end can land there, when that collective lies at the start; its end is then
+  // before the ring's middle (it began within `need` bytes of the start, and no area exceeds a quarter of
+  // the ring), so this one fits right after it. Until 2026-11-29 it went over it: a Reduce's non-roots
+  // running ahead in a 32 KiB ring overwrote an input the root had not read yet.
+  if (at < previous.end && previous.begin < at + need) at = previous.end;
+  if (at + need > ringBytes_) {
+    throw NodeError{weftInternalError, "staging ring: no room for " + std::to_string(need) +
+                                           " bytes after the previous collective's area"};
+  }
   const RingArea area{at, at + need};
   if (const uint64_t back = latestOverlapping(area); back != 0) {
     waitAllReached(firstStepAfter(back));

@@ -237,6 +237,59 @@ TEST(NodeBackend, StagingRingUnderRunAhead) {
   }
 }
 
+// A small ring (WEFT_SHM_STAGE_BYTES=4K: 32 KiB) filled by ranks that run ahead while the others sleep: with
+// every area of 2 KiB, the ones ahead reach the ring's end after 16 collectives and go back to its start,
+// where collective 16 then lies; collective 17's area at the cursor still belongs to one the sleepers have not
+// read, so it takes fresh bytes past every area in flight, which do not fit before the ring's end either.
+// Until 2026-11-29 it then went back to the start too, over collective 16's input (the collective just before
+// was never waited for), and the sleepers read collective 17's data as 16's. Every output is checked.
+TEST(NodeBackend, StagingRingWrapsPastTheCollectiveBefore) {
+  ASSERT_EQ(setenv("WEFT_SHM_STAGE_BYTES", "4K", 1), 0);
+  NodeGroup g(3);
+  unsetenv("WEFT_SHM_STAGE_BYTES");
+  const int p = g.size();
+  constexpr size_t kCount = 500;  // floats: 2000 bytes, staged (above 256 B, below the 4 KiB limit)
+  constexpr size_t kCalls = 40;   // more than the 31 a rank may run ahead
+  auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 17 + k * 5 + i) % 1021); };
+  for (weftCollType_t coll : {weftCollReduce, weftCollBroadcast}) {
+    std::vector<std::vector<std::vector<float>>> in(p), out(p);
+    for (int r = 0; r < p; ++r) {
+      for (size_t k = 0; k < kCalls; ++k) {
+        in[r].emplace_back(kCount);
+        for (size_t i = 0; i < kCount; ++i) in[r][k][i] = value(r, k, i);
+        out[r].emplace_back(kCount, -1.0f);
+      }
+    }
+    std::vector<weftResult_t> results(p, weftSuccess);
+    std::vector<std::thread> threads;
+    threads.reserve(p);
+    for (int r = 0; r < p; ++r) {
+      threads.emplace_back([&, r] {
+        const bool behind = (coll == weftCollBroadcast) == (r != 0);  // the ranks that wait for the others
+        if (behind) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        for (size_t k = 0; k < kCalls && results[r] == weftSuccess; ++k) {
+          weftBackendOp_v1 op{coll, in[r][k].data(), out[r][k].data(), kCount, weftFloat32, weftSum, 0};
+          results[r] = g.ops()->run(g.comm(r), &op);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r) ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
+    for (size_t k = 0; k < kCalls; ++k) {
+      for (size_t i = 0; i < kCount; ++i) {
+        if (coll == weftCollBroadcast) {
+          for (int r = 0; r < p; ++r)
+            ASSERT_EQ(out[r][k][i], value(0, k, i)) << "broadcast " << k << " rank " << r;
+        } else {
+          double want = 0;
+          for (int q = 0; q < p; ++q) want += value(q, k, i);
+          ASSERT_EQ(out[0][k][i], static_cast<float>(want)) << "reduce " << k << " index " << i;
+        }
+      }
+    }
+  }
+}
+
 // From keeping pace to running ahead and back: AllGathers of at most 2 KiB, in which every rank waits for
 // every other, take areas at the start of each rank's ring again and again (shm_node_stage.cpp); then a run
 // of Broadcasts whose non-roots are held back lets the root run ahead, its next area still being read by
