@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -190,12 +191,31 @@ TEST_P(NodeCollectives, MatchSequentialReference) {
 // from a few bytes to the largest staged (more than the ring holds at once: they must wait for the ranks
 // behind before overwriting an area), while the ranks behind still read their areas. The others are held
 // back now and then, so that the ones ahead fill the window. Every output is checked: an area reused too
-// early would show another collective's data.
-TEST(NodeBackend, StagingRingUnderRunAhead) {
-  const std::vector<size_t> counts = {3, 8000, 17, 7000, 40, 8000, 300, 6000, 1024, 2048};  // 8000 floats: 31 KiB
+// early would show another collective's data. Once with the default ring (2 MiB, of which small collectives
+// walk the first MiB), once with WEFT_SHM_STAGE_BYTES=4K: a 32 KiB ring, wrapped every few collectives. There,
+// until 2026-11-29, a rank ahead whose fresh bytes did not fit before the ring's end went back to its start
+// over the area of the collective just before when that lay there (never waited for), and the ranks behind
+// read the next collective's data as that one's: this case failed in 10 of 10 runs of that code.
+struct RunAheadRing {
+  const char* stageBytes;      // WEFT_SHM_STAGE_BYTES, or null for the default
+  std::vector<size_t> counts;  // floats per call, in turn; at most the stage limit of Reduce and Broadcast
+};
+
+void PrintTo(const RunAheadRing& ring, std::ostream* out) {
+  *out << "WEFT_SHM_STAGE_BYTES=" << (ring.stageBytes != nullptr ? ring.stageBytes : "(default)");
+}
+
+class StagingRingUnderRunAhead : public ::testing::TestWithParam<RunAheadRing> {};
+
+TEST_P(StagingRingUnderRunAhead, EveryOutputMatches) {
+  const std::vector<size_t>& counts = GetParam().counts;
   constexpr int kRounds = 60;
   const size_t total = counts.size() * kRounds;
+  if (GetParam().stageBytes != nullptr) {
+    ASSERT_EQ(setenv("WEFT_SHM_STAGE_BYTES", GetParam().stageBytes, 1), 0);
+  }
   NodeGroup g(3);
+  unsetenv("WEFT_SHM_STAGE_BYTES");
   const int p = g.size();
   auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 31 + k * 7 + i) % 1009); };
   for (weftCollType_t coll : {weftCollBroadcast, weftCollReduce}) {
@@ -237,58 +257,13 @@ TEST(NodeBackend, StagingRingUnderRunAhead) {
   }
 }
 
-// A small ring (WEFT_SHM_STAGE_BYTES=4K: 32 KiB) filled by ranks that run ahead while the others sleep: with
-// every area of 2 KiB, the ones ahead reach the ring's end after 16 collectives and go back to its start,
-// where collective 16 then lies; collective 17's area at the cursor still belongs to one the sleepers have not
-// read, so it takes fresh bytes past every area in flight, which do not fit before the ring's end either.
-// Until 2026-11-29 it then went back to the start too, over collective 16's input (the collective just before
-// was never waited for), and the sleepers read collective 17's data as 16's. Every output is checked.
-TEST(NodeBackend, StagingRingWrapsPastTheCollectiveBefore) {
-  ASSERT_EQ(setenv("WEFT_SHM_STAGE_BYTES", "4K", 1), 0);
-  NodeGroup g(3);
-  unsetenv("WEFT_SHM_STAGE_BYTES");
-  const int p = g.size();
-  constexpr size_t kCount = 500;  // floats: 2000 bytes, staged (above 256 B, below the 4 KiB limit)
-  constexpr size_t kCalls = 40;   // more than the 31 a rank may run ahead
-  auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 17 + k * 5 + i) % 1021); };
-  for (weftCollType_t coll : {weftCollReduce, weftCollBroadcast}) {
-    std::vector<std::vector<std::vector<float>>> in(p), out(p);
-    for (int r = 0; r < p; ++r) {
-      for (size_t k = 0; k < kCalls; ++k) {
-        in[r].emplace_back(kCount);
-        for (size_t i = 0; i < kCount; ++i) in[r][k][i] = value(r, k, i);
-        out[r].emplace_back(kCount, -1.0f);
-      }
-    }
-    std::vector<weftResult_t> results(p, weftSuccess);
-    std::vector<std::thread> threads;
-    threads.reserve(p);
-    for (int r = 0; r < p; ++r) {
-      threads.emplace_back([&, r] {
-        const bool behind = (coll == weftCollBroadcast) == (r != 0);  // the ranks that wait for the others
-        if (behind) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        for (size_t k = 0; k < kCalls && results[r] == weftSuccess; ++k) {
-          weftBackendOp_v1 op{coll, in[r][k].data(), out[r][k].data(), kCount, weftFloat32, weftSum, 0};
-          results[r] = g.ops()->run(g.comm(r), &op);
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < p; ++r) ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
-    for (size_t k = 0; k < kCalls; ++k) {
-      for (size_t i = 0; i < kCount; ++i) {
-        if (coll == weftCollBroadcast) {
-          for (int r = 0; r < p; ++r)
-            ASSERT_EQ(out[r][k][i], value(0, k, i)) << "broadcast " << k << " rank " << r;
-        } else {
-          double want = 0;
-          for (int q = 0; q < p; ++q) want += value(q, k, i);
-          ASSERT_EQ(out[0][k][i], static_cast<float>(want)) << "reduce " << k << " index " << i;
-        }
-      }
-    }
-  }
-}
+INSTANTIATE_TEST_SUITE_P(
+    NodeBackend, StagingRingUnderRunAhead,
+    ::testing::Values(RunAheadRing{nullptr, {3, 8000, 17, 7000, 40, 8000, 300, 6000, 1024, 2048}},  // 8000: 31 KiB
+                      RunAheadRing{"4K", {3, 1000, 17, 700, 40, 1000, 300, 600, 256, 512}}),  // 1000: 3.9 KiB
+    [](const ::testing::TestParamInfo<RunAheadRing>& info) {
+      return std::string(info.param.stageBytes != nullptr ? "Stage4K" : "DefaultRing");
+    });
 
 // From keeping pace to running ahead and back: AllGathers of at most 2 KiB, in which every rank waits for
 // every other, take areas at the start of each rank's ring again and again (shm_node_stage.cpp); then a run
