@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -661,6 +662,8 @@ std::vector<Algorithm> pipelinedAlgorithms() {
 }
 
 using Param = std::tuple<Algorithm, int>;
+// How gtest (and CTest's test list) shows a parameter: the algorithm's name, not its bytes.
+void PrintTo(Algorithm algorithm, std::ostream* out) { *out << infoOf(algorithm).name; }
 std::string paramName(const ::testing::TestParamInfo<Param>& info) {
   return fmt::format("{}_p{}", infoOf(std::get<0>(info.param)).name, std::get<1>(info.param));
 }

@@ -345,6 +345,8 @@ struct StageSize {
   size_t bytes;
 };
 
+void PrintTo(const StageSize& size, std::ostream* out) { *out << "WEFT_SHM_STAGE_BYTES=" << size.setting; }
+
 class StagedAmongSmall : public ::testing::TestWithParam<StageSize> {};
 
 TEST_P(StagedAmongSmall, ReduceScattersMatchReference) {
