@@ -227,6 +227,7 @@ class NodeComm {
   struct RingArea {  // bytes [begin, end) of our staging ring
     size_t begin = 0;
     size_t end = 0;
+    bool overlaps(const RingArea& other) const { return begin < other.end && other.begin < end; }
   };
   // How many collectives back lies the latest one before the previous whose staging area overlaps `area` of
   // our ring (0: none). Every peer must be done with it before `area` is written; older ones are, since

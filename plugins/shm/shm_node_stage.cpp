@@ -23,7 +23,7 @@ void NodeComm::touchSegments() const {
 uint64_t NodeComm::latestOverlapping(const RingArea& area) const {
   for (uint64_t back = 2; back < kSlots && back <= collective_; ++back) {
     const RingArea& old = ringAreas_[(collective_ - back) % kSlots];
-    if (old.begin < area.end && area.begin < old.end) return back;
+    if (old.overlaps(area)) return back;
   }
   return 0;
 }
@@ -68,7 +68,7 @@ void NodeComm::stage(size_t inBytes, size_t outBytes) {
   // before the ring's middle (it began within `need` bytes of the start, and no area exceeds a quarter of
   // the ring), so this one fits right after it. Until 2026-11-29 it went over it: a Reduce's non-roots
   // running ahead in a 32 KiB ring overwrote an input the root had not read yet.
-  if (at < previous.end && previous.begin < at + need) at = previous.end;
+  if (previous.overlaps({at, at + need})) at = previous.end;
   if (at + need > ringBytes_) {
     throw NodeError{weftInternalError, "staging ring: no room for " + std::to_string(need) +
                                            " bytes after the previous collective's area"};
