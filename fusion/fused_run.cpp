@@ -14,7 +14,7 @@
 namespace weft {
 namespace {
 
-// Pieces of a fused collective at np 2: bytes of input or output at most (see runFused).
+// Pieces of a packed fused collective: bytes of input or output at most (see runFused).
 constexpr size_t kFusionPieceBytes = size_t{512} << 10;
 
 // The fusion buffer `which` of the lane this thread runs on, with at least `bytes`, kept for later fused
@@ -69,10 +69,11 @@ constexpr size_t kPackOnBackendBelowBytes = size_t{64} << 10;
 // bound on memory; no piece that large was measured).
 constexpr size_t kMostPieceBytes = size_t{16} << 20;
 
-// Bytes of input or output in one piece of a fused collective: 512 KiB at np 2, growing with the square of
-// the ranks, since each piece pays a collective's latency, which grows with them (see runFused).
-size_t pieceBytesFor(size_t ranks) {
-  return std::min(kMostPieceBytes, kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4));
+// Pieces of a fused AllReduce on a backend's buffer lists when no rank copies its calls (listPieceBytes): 2 MiB
+// at np 2, growing with the square of the ranks, since each piece pays the list's two steps and the exchange
+// of the lists, which grow with them.
+size_t mappedListPieceBytes(size_t ranks) {
+  return std::min(kMostPieceBytes, 4 * kFusionPieceBytes * std::max<size_t>(1, ranks * ranks / 4));
 }
 
 // Pieces of a fused AllReduce on a backend's buffer lists when some rank copies its calls into its fusion
@@ -100,7 +101,7 @@ bool callsInHostMemory(const Op& op) {
 // rank's own, so the ranks tell each other (one small AllGather), unless the cut is the same either way.
 size_t listPieceBytes(const Op& op) {
   weftComm& comm = *op.comm;
-  const size_t mappedPieceBytes = std::min(kMostPieceBytes, 4 * pieceBytesFor(static_cast<size_t>(comm.nranks)));
+  const size_t mappedPieceBytes = mappedListPieceBytes(static_cast<size_t>(comm.nranks));
   const size_t totalBytes = op.args.count * dataTypeSize(op.args.type);
   if (mappedPieceBytes <= kBouncedListPieceBytes || totalBytes <= kBouncedListPieceBytes) {
     return std::min(mappedPieceBytes, kBouncedListPieceBytes);
@@ -234,18 +235,20 @@ void runFused(const Op& op) {
     if (start != nullptr && (start == directIn || apart)) directOut = start;
   }
 
-  // On a backend (shared memory) the fused vector runs in pieces, so that packing, the collective and
-  // unpacking work in cache: 512 KiB of input or output at np 2, growing with the square of the ranks,
-  // since each piece pays a collective's latency, which grows with them (more so with more ranks than
-  // cores). Weft's message-passing algorithms (TCP) take pieces at 2 ranks only: beyond, a piece's latency
-  // over the network costs more than the copies that stay in cache save. Measured here, 1000 x 4 KiB
-  // AllReduces, shm at np 2: 0.93 ms in 128-512 KiB pieces, 1.05 ms in 1 MiB ones, 1.15 ms whole; tcp
-  // (2026-11-22): np 2 1.63 ms in 512 KiB pieces, 2.04 in 1 MiB, 1.90 whole; np 3 6.8 ms in 512 KiB, 5.7
-  // in 4 MiB, 5.1 whole; np 4 7.5 ms in 2 MiB, 5.9 in 8 MiB, 5.8 whole. The pieces depend only on what
-  // every rank has alike, never on where this rank's buffers lie, so that every rank runs the same
-  // collectives.
+  // On a backend (shared memory) the fused vector runs in pieces of 512 KiB of input or output, so that
+  // packing, the collective and unpacking work in cache. Weft's message-passing algorithms (TCP) take pieces
+  // at 2 ranks only: beyond, a piece's latency over the network costs more than the copies that stay in
+  // cache save. Measured, 1000 x 4 KiB AllReduces: shm at np 2, 0.93 ms in 128-512 KiB pieces, 1.05 ms in
+  // 1 MiB ones, 1.15 ms whole; tcp (2026-11-22): np 2 1.63 ms in 512 KiB pieces, 2.04 in 1 MiB, 1.90 whole;
+  // np 3 6.8 ms in 512 KiB, 5.7 in 4 MiB, 5.1 whole; np 4 7.5 ms in 2 MiB, 5.9 in 8 MiB, 5.8 whole. Until
+  // 2026-11-29 the backend's pieces grew with the square of the ranks as well (2 MiB at np 4), which cost
+  // more than the pieces' latency saved: shm np 4, 2-vCPU AMD EPYC Zen 3, fused group in us, five alternating
+  // launches of 1000 x 4 KiB, 2 MiB 4644-5694 us (fused / single 1.54-1.66), 512 KiB 4239-5000 (1.28-1.40);
+  // 250 x 16 KiB 4231-4695 -> 3595-3627, 4000 x 1 KiB 10005-10163 -> 7336-7766 (two each); np 3, 1 MiB and
+  // 512 KiB alike (3 each). The pieces depend only on what every rank has alike, never on where this rank's
+  // buffers lie, so that every rank runs the same collectives.
   const bool inPieces = ranks == 2 || runsOnBackend(op);
-  const size_t pieceBytes = inPieces ? pieceBytesFor(ranks) : SIZE_MAX;
+  const size_t pieceBytes = inPieces ? kFusionPieceBytes : SIZE_MAX;
   const size_t pieceElems = std::min(total, std::max<size_t>(1, pieceBytes / std::max(inStride, outStride)));
   // Whole pieces are reserved at once, so that the fusion buffers stop growing (each time a new buffer for
   // the peers to map) after the first fused collective.
