@@ -1,9 +1,8 @@
 #include "fusion/fusion_planner.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <map>
-#include <memory_resource>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -34,6 +33,20 @@ struct Bucket {
     return !memberWrites.overlaps(f.read) && !memberWrites.overlaps(f.written) && !laterWrites.overlaps(f.read) &&
            !laterWrites.overlaps(f.written) && !laterReads.overlaps(f.written);
   }
+};
+
+// A bucket that calls of its key may still join.
+struct OpenBucket {
+  BucketKey key;
+  size_t bucket;
+};
+
+// What the planner keeps per communicator of a group: its settings, looked up once per group, and the Index
+// mode's counter of its AllReduces.
+struct CommPlan {
+  const weftComm* comm;
+  int allReduceIndex = 0;
+  std::array<std::optional<FusionSetting>, 3> settings{};  // by slot
 };
 
 }  // namespace fusion_planning
@@ -77,16 +90,20 @@ struct LaunchState {
 // freeing and reallocating the group's few hundred KiB each time trimmed and regrew the heap in about half
 // of the launches, and every group paid for the page faults (commperf --fusion 1000:4K on shm, 2 ranks,
 // 2026-11-26: fused 1.9-2.2 ms in those launches against 1.1-1.25 ms in the others).
+//
+// A group's communicators and open buckets are few (usually one of each), so they lie in vectors searched
+// from the front: until 2026-11-29 they were maps (pmr), whose three lookups per call cost about a third of
+// the planner's 540 instructions per call (callgrind, np 2, 4000 x 1 KiB AllReduces fused).
 struct FusionPlanner::State {
   using Bucket = fusion_planning::Bucket;
   using BucketKey = fusion_planning::BucketKey;
+  using CommPlan = fusion_planning::CommPlan;
+  using OpenBucket = fusion_planning::OpenBucket;
 
   explicit State(FusionSettingOf of) : settingOf(std::move(of)) {}
 
   FusionSettingOf settingOf;
-  // Map nodes come from here and go back to it, never to the heap, until the planner goes.
-  std::pmr::unsynchronized_pool_resource nodes;
-  std::pmr::map<std::pair<const weftComm*, size_t>, FusionSetting> settings{&nodes};  // looked up once per group
+  std::vector<CommPlan> comms;  // this group's
   std::vector<HeldOp> calls;
   // Launches in launch order, each the indices of its calls: [0, launchCount) are this group's; those
   // beyond are kept for their capacity.
@@ -96,15 +113,16 @@ struct FusionPlanner::State {
   size_t taken = 0;             // launches taken so far
   std::vector<Bucket> buckets;  // [0, bucketCount) are this group's
   size_t bucketCount = 0;
-  std::pmr::map<BucketKey, size_t> open{&nodes};               // key -> bucket that calls may still join
-  std::pmr::map<const weftComm*, int> allReduceIndex{&nodes};  // Index mode's op counter
+  std::vector<OpenBucket> open;  // in no particular order
   // Member lists of fused operations, reused once no operation holds them any more.
   std::vector<std::shared_ptr<std::vector<Op>>> spareMembers;
 
-  const FusionSetting& setting(const weftComm* comm, size_t slot);
+  CommPlan& commPlan(const weftComm* comm);
+  const FusionSetting& setting(CommPlan& comm, size_t slot);
   size_t newLaunch(bool closed, bool bucket);
   size_t newBucket(size_t launch);
-  void close(std::pmr::map<BucketKey, size_t>::iterator bucket);
+  // Nothing can join open[at] any more: its launch may go, and it leaves `open` (the last entry takes its place).
+  void close(size_t at);
   void closeSegmentsBefore(const weftComm* comm, int segment);
   void add(const HeldOp& call);
   std::shared_ptr<std::vector<Op>> memberList();
@@ -117,7 +135,7 @@ void FusionPlanner::add(const HeldOp& call) { state_->add(call); }
 void FusionPlanner::reset() { state_->reset(); }
 
 void FusionPlanner::State::reset() {
-  settings.clear();
+  comms.clear();
   calls.clear();
   for (size_t i = 0; i < launchCount; ++i) members[i].clear();
   launchCount = 0;
@@ -129,7 +147,6 @@ void FusionPlanner::State::reset() {
   }
   bucketCount = 0;
   open.clear();
-  allReduceIndex.clear();
 }
 
 size_t FusionPlanner::State::newLaunch(bool closed, bool bucket) {
@@ -148,16 +165,23 @@ size_t FusionPlanner::State::newBucket(size_t launch) {
   return bucketCount++;
 }
 
-const FusionSetting& FusionPlanner::State::setting(const weftComm* comm, size_t slot) {
-  auto key = std::make_pair(comm, slot);
-  auto it = settings.find(key);
-  if (it == settings.end()) it = settings.emplace(key, settingOf(comm, slot)).first;
-  return it->second;
+FusionPlanner::State::CommPlan& FusionPlanner::State::commPlan(const weftComm* comm) {
+  for (CommPlan& plan : comms) {
+    if (plan.comm == comm) return plan;
+  }
+  return comms.emplace_back(CommPlan{comm});
 }
 
-void FusionPlanner::State::close(std::pmr::map<BucketKey, size_t>::iterator bucket) {
-  launches[buckets[bucket->second].launch].closed = true;
-  open.erase(bucket);
+const FusionSetting& FusionPlanner::State::setting(CommPlan& comm, size_t slot) {
+  std::optional<FusionSetting>& setting = comm.settings.at(slot);
+  if (!setting) setting = settingOf(comm.comm, slot);
+  return *setting;
+}
+
+void FusionPlanner::State::close(size_t at) {
+  launches[buckets[open[at].bucket].launch].closed = true;
+  open[at] = std::move(open.back());
+  open.pop_back();
 }
 
 void FusionPlanner::State::add(const HeldOp& call) {
@@ -167,9 +191,15 @@ void FusionPlanner::State::add(const HeldOp& call) {
   const Footprint footprint = footprintOf(op);
   std::optional<size_t> joined;
   std::optional<size_t> slot = slotOf(op.kind);
-  int index = op.kind == OpKind::AllReduce ? allReduceIndex[op.comm]++ : 0;
+  CommPlan* plan = nullptr;
+  int index = 0;
+  if (op.kind == OpKind::AllReduce) {
+    plan = &commPlan(op.comm);
+    index = plan->allReduceIndex++;
+  }
   if (slot && op.fusionId != 0 && !op.members) {
-    const FusionSetting& s = setting(op.comm, *slot);
+    if (plan == nullptr) plan = &commPlan(op.comm);
+    const FusionSetting& s = setting(*plan, *slot);
     const size_t bytes = fusionBytes(op);
     const bool bySize = s.mode == weftFusionAuto || s.mode == weftFusionSize;
     const size_t threshold = s.mode == weftFusionAuto ? kAutoFusionBytes : s.thresholdBytes;
@@ -184,45 +214,46 @@ void FusionPlanner::State::add(const HeldOp& call) {
                   op.fusionId,
                   s.mode == weftFusionIndex ? segment : 0};
     if (s.mode != weftFusionOff && !(bySize && bytes > threshold)) {
-      auto it = open.find(key);
+      auto it = std::find_if(open.begin(), open.end(), [&](const OpenBucket& o) { return o.key == key; });
+      size_t at = static_cast<size_t>(it - open.begin());
       if (it != open.end()) {
-        const Bucket& b = buckets[it->second];
+        const Bucket& b = buckets[it->bucket];
         if ((bySize && b.bytes + bytes > threshold) || !b.mayJoin(footprint)) {
-          close(it);
+          close(at);
         } else {
-          joined = it->second;
+          joined = it->bucket;
         }
       }
       if (!joined) {
         joined = newBucket(newLaunch(false, true));
-        open[key] = *joined;
+        at = open.size();
+        open.push_back({key, *joined});
       }
       Bucket& b = buckets[*joined];
       members[b.launch].push_back(i);
       b.bytes += bytes;
       b.memberWrites.add(footprint.written);
       // Full: nothing more can join, so it may go now.
-      if (bySize && b.bytes == threshold) close(open.find(key));
+      if (bySize && b.bytes == threshold) close(at);
     }
   }
   if (!joined) members[newLaunch(true, false)].push_back(i);
-  for (const auto& [key, b] : open) {
-    if (joined && b == *joined) continue;
-    buckets[b].laterReads.add(footprint.read);
-    buckets[b].laterWrites.add(footprint.written);
+  for (const OpenBucket& o : open) {
+    if (joined && o.bucket == *joined) continue;
+    buckets[o.bucket].laterReads.add(footprint.read);
+    buckets[o.bucket].laterWrites.add(footprint.written);
   }
 }
 
 // Index mode: an AllReduce of a later segment closes the communicator's AllReduce buckets of the earlier
 // ones (nothing can join them any more).
 void FusionPlanner::State::closeSegmentsBefore(const weftComm* comm, int segment) {
-  for (auto it = open.begin(); it != open.end();) {
-    auto next = std::next(it);
-    if (std::get<OpKind>(it->first) == OpKind::AllReduce && std::get<const weftComm*>(it->first) == comm &&
-        std::get<kSegment>(it->first) < segment) {
-      close(it);
+  for (size_t at = open.size(); at-- > 0;) {  // downwards: close() moves the last entry, already seen, to `at`
+    const BucketKey& key = open[at].key;
+    if (std::get<OpKind>(key) == OpKind::AllReduce && std::get<const weftComm*>(key) == comm &&
+        std::get<kSegment>(key) < segment) {
+      close(at);
     }
-    it = next;
   }
 }
 
