@@ -10,6 +10,7 @@
 #include "core/comm/comm_channel.h"
 #include "core/plugins/host_memory.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 namespace {
@@ -35,8 +36,8 @@ const unsigned char* contiguousStart(const std::vector<Op>& members, size_t elem
   return start;
 }
 
-void copyBytes(void* to, const void* from, size_t bytes) {
-  if (bytes > 0 && to != from) std::memcpy(to, from, bytes);
+void copyPart(void* to, const void* from, size_t bytes) {
+  if (bytes > 0 && to != from) copyBytes(to, from, bytes);
 }
 
 // Calls f(member, first element within the member, first element within the piece, elements) for each
@@ -164,7 +165,7 @@ void runListInPieces(Backend& backend, const Op& op) {
       }
       if (bounce == nullptr) bounce = fusionBuffer(comm, 0, pieceBytes);
       unsigned char* slot = bounce + to * elem;
-      std::memcpy(slot, send, bytes);
+      copyBytes(slot, send, bytes);
       copyBacks.push_back({recv, slot, bytes});
       if (lastBounced) {
         buffers.back().count += len;
@@ -174,7 +175,7 @@ void runListInPieces(Backend& backend, const Op& op) {
       lastBounced = true;
     });
     runListOnBackend(backend, op, hi - lo, buffers);
-    for (const CopyBack& c : copyBacks) std::memcpy(c.to, c.from, c.bytes);
+    for (const CopyBack& c : copyBacks) copyBytes(c.to, c.from, c.bytes);
   }
   finishFusedAverages(op);
 }
@@ -268,9 +269,9 @@ void runFused(const Op& op) {
     if (packedIn != nullptr) {
       forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t to, size_t len) {
         const auto* from = static_cast<const unsigned char*>(m.args.sendbuff);
-        if (op.kind != OpKind::ReduceScatter) return copyBytes(packedIn + to * elem, from + at * elem, len * elem);
+        if (op.kind != OpKind::ReduceScatter) return copyPart(packedIn + to * elem, from + at * elem, len * elem);
         for (size_t r = 0; r < ranks; ++r) {
-          copyBytes(packedIn + (r * n + to) * elem, from + (r * m.args.count + at) * elem, len * elem);
+          copyPart(packedIn + (r * n + to) * elem, from + (r * m.args.count + at) * elem, len * elem);
         }
       });
     }
@@ -283,9 +284,9 @@ void runFused(const Op& op) {
     if (packedOut == nullptr) continue;
     forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t from, size_t len) {
       auto* to = static_cast<unsigned char*>(m.args.recvbuff);
-      if (op.kind != OpKind::AllGather) return copyBytes(to + at * elem, packedOut + from * elem, len * elem);
+      if (op.kind != OpKind::AllGather) return copyPart(to + at * elem, packedOut + from * elem, len * elem);
       for (size_t r = 0; r < ranks; ++r) {
-        copyBytes(to + (r * m.args.count + at) * elem, packedOut + (r * n + from) * elem, len * elem);
+        copyPart(to + (r * m.args.count + at) * elem, packedOut + (r * n + from) * elem, len * elem);
       }
     });
   }

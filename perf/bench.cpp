@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <new>
 #include <thread>
@@ -18,7 +19,7 @@ namespace commperf {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
-bool weftMemory = false;
+BufferSource bufferSource = BufferSource::Heap;
 
 void weftMemoryCheck(weftResult_t result, const char* what) {
   if (result == weftSuccess) return;
@@ -28,10 +29,18 @@ void weftMemoryCheck(weftResult_t result, const char* what) {
 
 }  // namespace
 
-void allocateWithWeft(bool on) { weftMemory = on; }
+void allocateFrom(BufferSource source) { bufferSource = source; }
 
 unsigned char* allocateBuffer(size_t bytes) {
-  if (!weftMemory) return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
+  switch (bufferSource) {
+    case BufferSource::Heap:
+      return static_cast<unsigned char*>(::operator new(bytes, kAlignment));
+    case BufferSource::Malloc:
+      if (void* p = std::malloc(std::max<size_t>(bytes, 1))) return static_cast<unsigned char*>(p);
+      throw std::bad_alloc();
+    case BufferSource::Weft:
+      break;
+  }
   void* p = nullptr;
   weftMemoryCheck(weftMemAlloc(&p, bytes), "weftMemAlloc");
   return static_cast<unsigned char*>(p);
@@ -39,10 +48,13 @@ unsigned char* allocateBuffer(size_t bytes) {
 
 void freeBuffer(unsigned char* p) {
   if (p == nullptr) return;
-  if (weftMemory) {
-    weftMemoryCheck(weftMemFree(p), "weftMemFree");
-  } else {
-    ::operator delete(p, kAlignment);
+  switch (bufferSource) {
+    case BufferSource::Heap:
+      return ::operator delete(p, kAlignment);
+    case BufferSource::Malloc:
+      return std::free(p);
+    case BufferSource::Weft:
+      return weftMemoryCheck(weftMemFree(p), "weftMemFree");
   }
 }
 

@@ -65,10 +65,10 @@ struct Row {
   double ratio(size_t peer) const;  // that peer's time / Weft time (medians); 0 when either is missing
 };
 
-// Buffers for Weft's and the peers' calls, cache-line aligned; freeBuffer(nullptr) does nothing. With
-// --memory weft (allocateWithWeft(true), before the first allocation) they come from weftMemAlloc, for
-// every library alike; a failure ends the job.
-void allocateWithWeft(bool on);
+// Buffers for Weft's and the peers' calls, from `source` (allocateFrom, before the first allocation; cache-line
+// aligned operator new by default), for every library alike; freeBuffer(nullptr) does nothing. A failure of
+// weftMemAlloc ends the job.
+void allocateFrom(BufferSource source);
 unsigned char* allocateBuffer(size_t bytes);
 void freeBuffer(unsigned char* p);
 

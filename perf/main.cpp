@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   }
 
   MPI_Init(&argc, &argv);
-  allocateWithWeft(options.weftMemory);
+  allocateFrom(options.memory);
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -235,8 +235,15 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
         options.peerInPlace = true;
         break;
       case kMemory:
-        if (arg != "weft" && arg != "heap") return error("invalid --memory '" + arg + "' (weft or heap)");
-        options.weftMemory = arg == "weft";
+        if (arg == "heap") {
+          options.memory = BufferSource::Heap;
+        } else if (arg == "malloc") {
+          options.memory = BufferSource::Malloc;
+        } else if (arg == "weft") {
+          options.memory = BufferSource::Weft;
+        } else {
+          return error("invalid --memory '" + arg + "' (heap, malloc or weft)");
+        }
         break;
       case kBoundsBytes:
         // At least a page per thread and array; the arrays are float, so a multiple of 4.
@@ -318,9 +325,10 @@ std::string usage(const char* program) {
       "      --peer_in_place        with --peer: also time Weft's in-place form, in the same rounds (for\n"
       "                             MPI_Bcast, whose one buffer is Weft's in-place Broadcast); in the JSON\n"
       "                             and CSV (in_place), the table compares out of place\n"
-      "      --memory <weft|heap>   where the buffers of every library come from: weftMemAlloc, which\n"
-      "                             the shm plugin's ranks map into each other (no process_vm_readv),\n"
-      "                             or the heap (default)\n"
+      "      --memory <kind>        where the buffers of every library come from: heap (default: operator\n"
+      "                             new, cache-line aligned), malloc (16-byte aligned; large blocks start\n"
+      "                             16 bytes past a page, as most C programs' and NumPy's do), or weft\n"
+      "                             (weftMemAlloc, which the shm plugin's ranks map into each other)\n"
       "      --gloo_allreduce <alg> ring, bcube (gloo::allreduce), ring_chunked, halving_doubling (classic\n"
       "                             algorithm classes) (default ring)\n"
       "      --bounds               first measure memcpy and c=a+b bandwidth (1 and all threads) and a\n"

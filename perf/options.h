@@ -13,6 +13,11 @@ namespace commperf {
 // A library run side by side with Weft.
 enum class PeerKind { kMpi, kGloo };
 
+// Where the buffers of every library come from (--memory): operator new aligned to a cache line (heap), plain
+// malloc (as most C programs and NumPy allocate: 16-byte aligned, large blocks 16 bytes past a page), or
+// weftMemAlloc, which the shm plugin's ranks map into each other.
+enum class BufferSource { Heap, Malloc, Weft };
+
 // One --fusion case: `calls` calls of `bytes` each (of each --fusion_coll collective), issued in one group.
 struct FusionCase {
   int calls = 0;
@@ -42,8 +47,8 @@ struct Options {
   std::vector<PlanCase> plan;                         // --plan, in the order given; empty: no plan cases
   std::vector<PeerKind> peers;         // --peer, in the order given (the table's column order); empty: Weft alone
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
-  bool weftMemory = false;             // --memory weft: buffers from weftMemAlloc (for every library)
-  bool peerInPlace = false;            // --peer_in_place: with peers, also time Weft's in-place form
+  BufferSource memory = BufferSource::Heap;  // --memory: where every library's buffers come from
+  bool peerInPlace = false;                  // --peer_in_place: with peers, also time Weft's in-place form
   bool bounds = false;
   size_t boundsBytes = 256ull << 20;
   std::string jsonPath;            // empty: no JSON

@@ -26,6 +26,7 @@
 #include "core/algorithms/pipeline.h"
 #include "core/algorithms/small_vector.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 namespace {
@@ -63,7 +64,7 @@ void broadcastBinomialTree(const CollArgs& args, Channel& channel) {
   const BinomialTree tree(channel.rank(), args.root, p);
   const size_t bytes = args.count * elemSize;
   auto copyRootInput = [&] {
-    if (tree.isRoot() && args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+    if (tree.isRoot() && args.sendbuff != args.recvbuff) copyBytes(args.recvbuff, args.sendbuff, bytes);
   };
   if (p == 1) return copyRootInput();
 
@@ -116,7 +117,7 @@ void reduceBinomialTree(const CollArgs& args, Channel& channel) {
   if (args.count == 0) return;
   const BinomialTree tree(channel.rank(), args.root, p);
   if (p == 1) {
-    if (args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+    if (args.sendbuff != args.recvbuff) copyBytes(args.recvbuff, args.sendbuff, bytes);
     return;
   }
 

@@ -17,6 +17,7 @@
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 namespace {
@@ -47,7 +48,7 @@ void allGatherBruck(const CollArgs& args, Channel& channel) {
   if (args.count == 0) return;
   char* recvbuff = static_cast<char*>(args.recvbuff);
   char* ownBlock = recvbuff + rank * blockBytes;
-  if (args.sendbuff != ownBlock) std::memcpy(ownBlock, args.sendbuff, blockBytes);  // in place: already there
+  if (args.sendbuff != ownBlock) copyBytes(ownBlock, args.sendbuff, blockBytes);  // in place: already there
 
   const RotatedBlocks rotated{recvbuff, rank, p, blockBytes};
   for (int distance = 1; distance < p; distance *= 2) {

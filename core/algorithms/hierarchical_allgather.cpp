@@ -23,6 +23,7 @@
 #include "core/algorithms/small_vector.h"
 #include "core/algorithms/sub_channel.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 #include "topology/host_layout.h"
 
 namespace weft {
@@ -63,7 +64,7 @@ void allGatherHierarchical(const CollArgs& args, Channel& channel, const HostLay
   if (blockBytes == 0) return;
   const int rank = channel.rank();
   char* own = elementAt(args.recvbuff, rank, blockBytes);
-  if (args.sendbuff != own) std::memcpy(own, args.sendbuff, blockBytes);
+  if (args.sendbuff != own) copyBytes(own, args.sendbuff, blockBytes);
 
   if (!layout.uniform()) {
     const std::vector<int>& order = layout.hostOrder();

@@ -15,6 +15,7 @@
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 
@@ -27,10 +28,10 @@ void allToAllPairwise(const CollArgs& args, Channel& channel) {
   char* output = static_cast<char*>(args.recvbuff);
   if (input == output) {
     char* copy = static_cast<char*>(channel.scratch(0, p * blockBytes));
-    std::memcpy(copy, input, p * blockBytes);
+    copyBytes(copy, input, p * blockBytes);
     input = copy;
   } else {
-    std::memcpy(output + rank * blockBytes, input + rank * blockBytes, blockBytes);
+    copyBytes(output + rank * blockBytes, input + rank * blockBytes, blockBytes);
   }
 
   std::array<Request, 2 * kSegmentsInFlight> requests;

@@ -31,6 +31,7 @@
 #include "core/algorithms/pipeline.h"
 #include "core/algorithms/small_vector.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 namespace {
@@ -112,7 +113,7 @@ void allReduceRabenseifner(const CollArgs& args, Channel& channel) {
   const size_t bytes = count * elemSize;
   if (count == 0) return;
   if (p == 1) {
-    if (args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+    if (args.sendbuff != args.recvbuff) copyBytes(args.recvbuff, args.sendbuff, bytes);
     return;
   }
 
@@ -155,7 +156,7 @@ void reduceScatterRabenseifner(const CollArgs& args, Channel& channel) {
   if (count == 0) return;
   const char* ownOutput = elementAt(args.sendbuff, rank * count, elemSize);
   if (p == 1) {
-    if (ownOutput != args.recvbuff) std::memcpy(args.recvbuff, ownOutput, outputBytes);
+    if (ownOutput != args.recvbuff) copyBytes(args.recvbuff, ownOutput, outputBytes);
     return;
   }
 
@@ -186,7 +187,7 @@ void reduceScatterRabenseifner(const CollArgs& args, Channel& channel) {
     reduce(partial, incoming, args.sendbuff, p * count, args.type, args.op);  // the lower rank first
     reduceScatterByHalving(group, partial, incoming, nullptr, args, channel);
     channel.send(rank - 1, elementAt(partial, (rank - 1) * count, elemSize), outputBytes);
-    std::memcpy(args.recvbuff, elementAt(partial, rank * count, elemSize), outputBytes);
+    copyBytes(args.recvbuff, elementAt(partial, rank * count, elemSize), outputBytes);
   } else {
     reduceScatterByHalving(group, static_cast<const char*>(args.sendbuff), incoming,
                            static_cast<char*>(args.recvbuff), args, channel);

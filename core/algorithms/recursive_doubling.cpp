@@ -20,6 +20,7 @@
 #include "core/algorithms/partition.h"
 #include "core/algorithms/pipeline.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 
@@ -30,7 +31,7 @@ void allReduceRecursiveDoubling(const CollArgs& args, Channel& channel) {
   const size_t bytes = count * dataTypeSize(args.type);
   if (count == 0) return;
   if (p == 1) {
-    if (args.sendbuff != args.recvbuff) std::memcpy(args.recvbuff, args.sendbuff, bytes);
+    if (args.sendbuff != args.recvbuff) copyBytes(args.recvbuff, args.sendbuff, bytes);
     return;
   }
 

@@ -5,6 +5,7 @@
 
 #include "core/algorithms/partition.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 
@@ -79,7 +80,7 @@ void VectorLayout::reduceWith(size_t inputBlock, size_t offset, size_t count, vo
 
 void VectorLayout::copy(size_t inputBlock, size_t outputBlock) const {
   auto copyPart = [&](const char* from, char* to, size_t count) {
-    if (from != to && count != 0) std::memcpy(to, from, count * elemSize_);
+    if (from != to && count != 0) copyBytes(to, from, count * elemSize_);
   };
   if (args_.calls.empty()) {
     return copyPart(address(Side::Input, inputBlock, 0), address(Side::Output, outputBlock, 0), args_.count);

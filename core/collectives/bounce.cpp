@@ -27,6 +27,7 @@
 #include "core/common/error.h"
 #include "core/plugins/host_memory.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 namespace {
@@ -58,7 +59,7 @@ constexpr size_t kWholeInputMostBytes = size_t{4} << 20;
 // An AllGather's input copied into the lane buffer, run from there.
 bool runGatherFromBounce(Backend& backend, weftComm& comm, const CollArgs& args, size_t bytes) {
   unsigned char* bounce = laneOf(comm).bounce.reserve(std::max(bytes, kBouncePieceBytes));
-  std::memcpy(bounce, args.sendbuff, bytes);
+  copyBytes(bounce, args.sendbuff, bytes);
   CollArgs fromBounce = args;
   fromBounce.sendbuff = bounce;  // apart from recvbuff: in place no more, the same result
   return backend.run(weftCollAllGather, fromBounce, "AllGather");
@@ -92,13 +93,13 @@ bool runPiecesThroughBounce(Backend& backend, const Op& op, const CollArgs& args
     piece.count = n;
     piece.sendbuff = bounceIn ? bounce : at(send, lo);
     piece.recvbuff = recvInBounce ? bounce : at(recv, lo);
-    if (bounceIn) std::memcpy(bounce, at(send, lo), n * elementBytes);
+    if (bounceIn) copyBytes(bounce, at(send, lo), n * elementBytes);
     if (!backend.run(collTypeOf(op.kind), piece, opName(op.kind))) {
       if (lo == 0) return false;  // declined from the start (e.g. no CMA): Weft's algorithms run it all
       fail(weftInternalError, "{}: the {} backend ran the first pieces, then declined one of {} elements",
            opName(op.kind), backend.name(), n);
     }
-    if (copyOut) std::memcpy(at(recv, lo), bounce, n * elementBytes);
+    if (copyOut) copyBytes(at(recv, lo), bounce, n * elementBytes);
   }
   return true;
 }

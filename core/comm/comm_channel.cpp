@@ -12,6 +12,7 @@
 #include "core/comm/stall_report.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 namespace {
@@ -129,7 +130,7 @@ Request CommChannel::postVectored(int peer, bool isRecv, std::span<const BufferP
     if (!isRecv) {
       unsigned char* to = t.bounce.data();
       for (const BufferPiece& piece : pieces) {
-        if (piece.bytes != 0) std::memcpy(to, piece.data, piece.bytes);
+        if (piece.bytes != 0) copyBytes(to, piece.data, piece.bytes);
         to += piece.bytes;
       }
     }
@@ -141,7 +142,7 @@ void CommChannel::scatterBounce(Transfer& t) {
   if (t.vectored || t.pieces.empty()) return;
   const unsigned char* from = t.bounce.data();
   for (const weftTransportIov_v1& piece : t.pieces) {
-    if (piece.size != 0) std::memcpy(piece.data, from, piece.size);
+    if (piece.size != 0) copyBytes(piece.data, from, piece.size);
     from += piece.size;
   }
 }
@@ -170,7 +171,7 @@ bool CommChannel::start(Transfer& t) {
       fail(weftInvalidUsage, "{}: rank {} received {} bytes from itself, expected {}", operation(), comm_.rank,
            queue.front().size(), t.bytes);
     }
-    if (t.bytes > 0) std::memcpy(t.data, queue.front().data(), t.bytes);
+    if (t.bytes > 0) copyBytes(t.data, queue.front().data(), t.bytes);
     queue.pop_front();
     scatterBounce(t);
     t.started = t.done = true;

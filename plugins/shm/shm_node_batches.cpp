@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/copy_bytes.h"
 #include "shm_node.h"
 #include "shm_node_runner.h"
 
@@ -113,7 +114,7 @@ void runNodeBatch(NodeComm& c, const weftBackendOp_v1& whole, const weftBackendO
   };
   c.stage(whole.count * stagedPerElement, 0);  // whole.count: the calls' counts summed
   forEachCall([&](const weftBackendOp_v1& op, size_t offset, size_t) {
-    std::memcpy(c.stageIn(me) + offset, op.sendbuff, op.count * stagedPerElement);
+    copyBytes(c.stageIn(me) + offset, op.sendbuff, op.count * stagedPerElement);
   });
   NodeDescriptor d = describe(whole);
   c.publish(&d);

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/copy_bytes.h"
 #include "shm_node.h"
 #include "shm_node_runner.h"
 
@@ -43,7 +44,7 @@ void Runner::allReduce() {
   if (bytes_ <= c_.stageLimit(op_.coll)) {
     bool oneStep = bytes_ <= c_.reduceAllBytes();
     stageInput(bytes_, oneStep ? 0 : bytes_);
-    std::memcpy(myInput(), send_, bytes_);
+    copyBytes(myInput(), send_, bytes_);
     c_.publish(&d);
     c_.waitAll();
     if (oneStep) {
@@ -56,7 +57,7 @@ void Runner::allReduce() {
     c_.waitAll();
     for (int r = 0; r < p_; ++r) {
       Range t = sliceOf(op_.count, es_, r, p_);
-      std::memcpy(recv_ + t.begin, c_.stageOut(r) + t.begin, t.end - t.begin);
+      copyBytes(recv_ + t.begin, c_.stageOut(r) + t.begin, t.end - t.begin);
     }
     return;
   }
@@ -108,7 +109,7 @@ void Runner::allGather() {
   bool staged = bytes_ <= c_.stageLimit(op_.coll);
   if (staged) {
     stageInput(bytes_);
-    std::memcpy(myInput(), send_, bytes_);
+    copyBytes(myInput(), send_, bytes_);
   }
   c_.publish(&d);
   c_.waitAll();
@@ -125,7 +126,7 @@ void Runner::allGatherDirect() {
     if (r != me_) {
       c_.readPeer(r, dst, peerSend(r), bytes_);
     } else if (dst != send_) {
-      std::memcpy(dst, send_, bytes_);
+      copyBytes(dst, send_, bytes_);
     }
   }
 }
@@ -135,17 +136,17 @@ void Runner::stageBlocks(bool withOwn) {
   const size_t mine = static_cast<size_t>(me_) * bytes_;
   stageInput(total);
   if (withOwn) {
-    std::memcpy(myInput(), send_, total);
+    copyBytes(myInput(), send_, total);
     return;
   }
-  std::memcpy(myInput(), send_, mine);
-  std::memcpy(myInput() + mine + bytes_, send_ + mine + bytes_, total - mine - bytes_);
+  copyBytes(myInput(), send_, mine);
+  copyBytes(myInput() + mine + bytes_, send_ + mine + bytes_, total - mine - bytes_);
 }
 
 void Runner::reduceStaged(unsigned char* dst, size_t offset, size_t count, const unsigned char* own) {
   auto in = [&](int r) { return r == me_ && own != nullptr ? own : input(r) + offset; };
   if (p_ == 1) {
-    std::memcpy(dst, in(0), count * es_);
+    copyBytes(dst, in(0), count * es_);
     return;
   }
   c_.reduce(dst, in(0), in(1), count, op_.datatype, op_.op);
@@ -156,9 +157,9 @@ void Runner::gatherStaged(size_t offset) {
   for (int r = 0; r < p_; ++r) {
     unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
     if (r != me_) {
-      std::memcpy(dst, input(r) + offset, bytes_);
+      copyBytes(dst, input(r) + offset, bytes_);
     } else if (dst != send_) {
-      std::memcpy(dst, send_, bytes_);
+      copyBytes(dst, send_, bytes_);
     }
   }
 }
@@ -187,7 +188,7 @@ void Runner::allToAll() {
     if (r == me_) {
       if (dst != source + mine) std::memmove(dst, source + mine, bytes_);  // in place: already there
     } else if (staged) {
-      std::memcpy(dst, input(r) + mine, bytes_);
+      copyBytes(dst, input(r) + mine, bytes_);
     } else {
       c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr + mine, bytes_);
     }
@@ -200,7 +201,7 @@ void Runner::broadcast() {
   int root = op_.root;
   bool staged = bytes_ <= c_.stageLimit(op_.coll);
   if (staged) stageInput(bytes_);  // the root's ring holds the input; the others' is unused
-  if (staged && me_ == root) std::memcpy(myInput(), send_, bytes_);
+  if (staged && me_ == root) copyBytes(myInput(), send_, bytes_);
   c_.publish(&d);
   if (!staged) {
     c_.waitAll();
@@ -209,9 +210,9 @@ void Runner::broadcast() {
   }
   if (staged) {
     if (me_ != root) {
-      std::memcpy(recv_, input(root), bytes_);
+      copyBytes(recv_, input(root), bytes_);
     } else if (recv_ != nullptr && recv_ != send_) {
-      std::memcpy(recv_, send_, bytes_);
+      copyBytes(recv_, send_, bytes_);
     }
     return;
   }
@@ -223,7 +224,7 @@ void Runner::broadcast() {
     for (int r = 0; r < p_; ++r) {
       if (r != me_) c_.writePeer(r, c_.peerDescriptor(r).recvAddr + split, send_ + split, bytes_ - split);
     }
-    if (recv_ != nullptr && recv_ != send_) std::memcpy(recv_, send_, bytes_);
+    if (recv_ != nullptr && recv_ != send_) copyBytes(recv_, send_, bytes_);
   }
   finishDirect();
 }
@@ -233,7 +234,7 @@ void Runner::reduce() {
   int root = op_.root;
   if (bytes_ <= c_.stageLimit(op_.coll)) {
     stageInput(bytes_);
-    std::memcpy(myInput(), send_, bytes_);
+    copyBytes(myInput(), send_, bytes_);
     c_.publish(&d);
     if (me_ != root) return;  // the next collective's first step waits until the root is done with it
     c_.waitAll();

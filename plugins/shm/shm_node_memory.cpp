@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/copy_bytes.h"
 #include "shm_cma.h"
 #include "shm_log.h"
 #include "shm_node.h"
@@ -168,7 +169,7 @@ bool NodeComm::copyMappedList(int peer, bool write, const std::vector<iovec>& lo
     if (n > 0) {
       unsigned char* here = static_cast<unsigned char*>(local[li].iov_base) + lo;
       unsigned char* there = static_cast<unsigned char*>(mappedRanges_[ri].iov_base) + ro;
-      std::memcpy(write ? there : here, write ? here : there, n);
+      copyBytes(write ? there : here, write ? here : there, n);
     }
     lo += n;
     ro += n;
@@ -198,7 +199,7 @@ void NodeComm::cmaFailed(int peer, const char* call, int err) const {
 void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
   if (bytes == 0) return;
   if (const unsigned char* mapped = peerMemory(peer, address, bytes)) {
-    std::memcpy(dst, mapped, bytes);
+    copyBytes(dst, mapped, bytes);
     mappedBytes_ += bytes;
     return;
   }
@@ -208,7 +209,7 @@ void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
 void NodeComm::writePeer(int peer, uint64_t address, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (unsigned char* mapped = peerMemory(peer, address, bytes)) {
-    std::memcpy(mapped, src, bytes);
+    copyBytes(mapped, src, bytes);
     mappedBytes_ += bytes;
     return;
   }

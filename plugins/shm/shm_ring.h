@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/copy_bytes.h"
+
 namespace weft::shm {
 
 inline constexpr size_t kCacheLine = 64;
@@ -82,14 +84,14 @@ class Ring {
   void copyIn(uint64_t pos, const void* src, size_t n) const {
     size_t offset = pos & (capacity_ - 1);
     size_t first = n < capacity_ - offset ? n : capacity_ - offset;
-    std::memcpy(data_ + offset, src, first);
-    if (first < n) std::memcpy(data_, static_cast<const unsigned char*>(src) + first, n - first);
+    copyBytes(data_ + offset, src, first);
+    if (first < n) copyBytes(data_, static_cast<const unsigned char*>(src) + first, n - first);
   }
   void copyOut(uint64_t pos, void* dst, size_t n) const {
     size_t offset = pos & (capacity_ - 1);
     size_t first = n < capacity_ - offset ? n : capacity_ - offset;
-    std::memcpy(dst, data_ + offset, first);
-    if (first < n) std::memcpy(static_cast<unsigned char*>(dst) + first, data_, n - first);
+    copyBytes(dst, data_ + offset, first);
+    if (first < n) copyBytes(static_cast<unsigned char*>(dst) + first, data_, n - first);
   }
 
  private:

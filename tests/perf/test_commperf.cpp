@@ -186,6 +186,19 @@ TEST(Options, PeerRoundsAndFiles) {
   EXPECT_FALSE(none.peerInPlace);
 }
 
+TEST(Options, MemoryKinds) {
+  for (const auto& [arg, source] :
+       {std::pair{"heap", BufferSource::Heap}, std::pair{"malloc", BufferSource::Malloc},
+        std::pair{"weft", BufferSource::Weft}}) {
+    Options o;
+    ASSERT_EQ(parse({"--memory", arg}, o).status, ParseStatus::kRun) << arg;
+    EXPECT_EQ(o.memory, source) << arg;
+  }
+  Options defaults;
+  ASSERT_EQ(parse({}, defaults).status, ParseStatus::kRun);
+  EXPECT_EQ(defaults.memory, BufferSource::Heap);
+}
+
 TEST(Options, PeerList) {
   using enum PeerKind;
   struct Case {
@@ -325,6 +338,7 @@ TEST(Options, BadFlagsSayWhatIsWrong) {
       {{"--nope"}, "unknown option '--nope'"},
       {{"-x"}, "unknown option '-x'"},
       {{"-b", "1M", "-e", "1K"}, "--minbytes is larger than --maxbytes"},
+      {{"--memory", "mmap"}, "invalid --memory 'mmap' (heap, malloc or weft)"},
   };
   for (const Case& c : cases) {
     Options o;
