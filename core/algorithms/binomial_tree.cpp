@@ -19,7 +19,6 @@
 // ranks accumulate in scratch (recvbuff is only the root's), and leaves send straight from sendbuff.
 // Wire: each non-root sends n bytes once; a rank receives n from each child.
 #include <algorithm>
-#include <cstring>
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"

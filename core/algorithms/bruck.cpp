@@ -11,7 +11,6 @@
 // Wire, per rank: (p-1) * n bytes (n = count * element size) in ceil(log2 p) messages.
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"

@@ -13,7 +13,6 @@
 // a set as one message, straight from and into recvbuff (in place is free: a rank's block is first placed
 // at its position, when it is not there already).
 #include <algorithm>
-#include <cstring>
 #include <iterator>
 #include <span>
 #include <vector>

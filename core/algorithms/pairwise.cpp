@@ -8,7 +8,6 @@
 // Wire, per rank: (p-1) * n bytes (n = count * element size) in p-1 messages.
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <vector>
 
 #include "core/algorithms/algorithms.h"

@@ -24,7 +24,6 @@
 // sendbuff and the partner's half (at 2 ranks straight into recvbuff); copying the input first cost 1.6x at
 // 2 ranks and 8 MiB over tcp.
 #include <algorithm>
-#include <cstring>
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"

@@ -14,7 +14,6 @@
 //
 // Wire, per rank: log2(pof2) * n bytes (n = vector bytes) on the pof2 participants, n more on the odd
 // folded ones (step 3); the even folded ranks send n only (step 1).
-#include <cstring>
 
 #include "core/algorithms/algorithms.h"
 #include "core/algorithms/partition.h"

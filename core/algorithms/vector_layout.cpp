@@ -1,7 +1,6 @@
 #include "core/algorithms/vector_layout.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/algorithms/partition.h"
 #include "core/reduce/reduce.h"

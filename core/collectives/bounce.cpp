@@ -19,7 +19,6 @@
 #include "core/collectives/bounce.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/comm/backend.h"
 #include "core/comm/comm.h"

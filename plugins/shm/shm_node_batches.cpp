@@ -4,7 +4,6 @@
 // (shm_node_runner.h).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
