@@ -4,9 +4,9 @@
 // later runs ten to twenty times slower when the destination lies a few bytes past the source modulo 4 KiB
 // (glibc bug 30994, for which later glibc releases stopped using it on those CPUs). Weft's staging areas,
 // bounce and fusion buffers and weftMemAlloc memory start on pages, and a buffer from plain malloc of 128 KiB
-// or more starts 16 bytes past one: every copy from ours into such a buffer hit it. Measured on the 2-vCPU AMD EPYC Zen 3 box
-// (2026-11-29): 64 KiB with the destination 4-28 bytes past the source modulo 4 KiB took 30-55 us against
-// 2-4 us at any other distance, 256 KiB 94-99 us against 7-13 us; a loop of 16-byte loads and stores took
+// or more starts 16 bytes past one: every copy from ours into such a buffer hit it. Measured on the 2-vCPU AMD
+// EPYC Zen 3 box (2026-11-29): 64 KiB with the destination 4-28 bytes past the source modulo 4 KiB took 30-55 us
+// against 2-4 us at any other distance, 256 KiB 94-99 us against 7-13 us; a loop of 16-byte loads and stores took
 // 3.3-5.3 us and 8-13 us at every distance. In commperf on malloc'd buffers (np 2) Weft's AllReduce of 64 KiB
 // and 256 KiB read 0.38 and 0.44 of Open MPI's speed, its Broadcast of 64 KiB 0.23 and AllGather 0.34.
 //
