@@ -191,14 +191,9 @@ void FusionPlanner::State::add(const HeldOp& call) {
   const Footprint footprint = footprintOf(op);
   std::optional<size_t> joined;
   std::optional<size_t> slot = slotOf(op.kind);
-  CommPlan* plan = nullptr;
-  int index = 0;
-  if (op.kind == OpKind::AllReduce) {
-    plan = &commPlan(op.comm);
-    index = plan->allReduceIndex++;
-  }
+  CommPlan* plan = slot ? &commPlan(op.comm) : nullptr;  // every AllReduce has a slot
+  const int index = op.kind == OpKind::AllReduce ? plan->allReduceIndex++ : 0;
   if (slot && op.fusionId != 0 && !op.members) {
-    if (plan == nullptr) plan = &commPlan(op.comm);
     const FusionSetting& s = setting(*plan, *slot);
     const size_t bytes = fusionBytes(op);
     const bool bySize = s.mode == weftFusionAuto || s.mode == weftFusionSize;
