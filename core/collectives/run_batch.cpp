@@ -7,6 +7,7 @@
 
 #include "core/collectives/check_calls.h"
 #include "core/collectives/op.h"
+#include "core/collectives/point_to_point.h"
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
 #include "core/common/error.h"
@@ -66,6 +67,7 @@ void runOps(std::span<const Op> ops, const BatchCollectives* collectives) {
   if (std::none_of(ops.begin(), ops.end(), [](const Op& op) { return isPointToPoint(op); })) {
     return runCollectives(ops, collectives);
   }
+  if (collectives == nullptr && runPointToPointDirect(ops)) return;  // a group of Send/Recv alone, mostly
   // Send/Recv start first and finish last: their partners may sit anywhere in the peer's group, and
   // collectives use a channel of their own, so nothing here waits on a message queued behind it.
   PointToPointChannels pointToPoint;

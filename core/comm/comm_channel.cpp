@@ -1,24 +1,19 @@
 #include "core/comm/comm_channel.h"
 
 #include <fmt/ranges.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <charconv>
 #include <set>
-#include <thread>
 
-#include "core/comm/stall_report.h"
+#include "core/comm/idle_wait.h"
+#include "core/comm/transfer_failure.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
 #include "plugins/common/copy_bytes.h"
 
 namespace weft {
 namespace {
-// How long a rank whose connection to a peer broke waits for that peer's (or anyone's) fault notice, which
-// says whether the peer died or gave up because of another rank.
-constexpr auto kNoticeGrace = std::chrono::milliseconds(200);
-
 // What the CommChannels of a channel share: the lane's storage for collectives, the communicator's otherwise.
 ChannelStorage& sharedStorage(weftComm& comm, LaneState* lane, int channel) {
   return lane != nullptr ? lane->storage : comm.channelStorage[channel];
@@ -31,8 +26,7 @@ CommChannel::CommChannel(weftComm& comm, int channel, std::string_view operation
       channel_(lane_ != nullptr ? lane_->channel : channel),
       // The shared storage unless a CommChannel of the same channel uses it (nested channels).
       own_(sharedStorage(comm, lane_, channel).inUse ? std::make_unique<ChannelStorage>() : nullptr),
-      store_(own_ ? *own_ : sharedStorage(comm, lane_, channel)),
-      timeout_(comm.timeout) {
+      store_(own_ ? *own_ : sharedStorage(comm, lane_, channel)) {
   store_.inUse = true;
   store_.used = 0;
   store_.active.clear();
@@ -62,15 +56,6 @@ CommChannel::~CommChannel() {
   store_.kept.clear();
   store_.used = 0;
   store_.inUse = false;
-}
-
-// Passes over the transfers before a waiting rank starts giving its core away. With a core of its own a rank
-// can spin a while; with more ranks than cores the spinner holds the core of the rank it waits for.
-// Measured (commperf sendrecv ring, 8 B, shm): 4 ranks on 2 cores took 3.0-3.6 us with 64 passes, 2.2 us with
-// 16, 1.46-1.48 us with 4-8, 1.75-1.83 us with 1; 2 ranks on 2 cores were alike with 8 and 64, while 8 B
-// AllReduce over TCP at 2 ranks took 4.49 us with 8 passes against 4.40 us with 64.
-int waitSpinRounds(size_t ranksOnHost, size_t hostCpus) {
-  return hostCpus > 0 && ranksOnHost > hostCpus ? kWaitSpinShared : kWaitSpinAlone;
 }
 
 uint32_t CommChannel::nextTag(int peer, bool isRecv) {
@@ -192,17 +177,9 @@ bool CommChannel::start(Transfer& t) {
     r = t.isRecv ? ops.irecv(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request)
                  : ops.isend(t.connection, t.data, t.bytes, t.tag, nullptr, &t.request);
   }
-  if (r != weftSuccess) {
-    throwNoticedFault();
-    fail(r, "{}: {} rank {} over {} failed to start ({})", operation(), t.isRecv ? "receive from" : "send to",
-         t.peer, comm_.connections->transportName(t.peer), weftGetErrorString(r));
-  }
+  if (r != weftSuccess) failToStart(comm_, operation(), t.isRecv, t.peer, r);
   t.started = true;
   return true;
-}
-
-void CommChannel::throwNoticedFault() {
-  if (comm_.control->awaitFault(kNoticeGrace)) comm_.control->throwIfFault(operation());
 }
 
 bool CommChannel::finish(Transfer& t) {
@@ -211,19 +188,14 @@ bool CommChannel::finish(Transfer& t) {
   weftResult_t r = comm_.connections->ops(t.peer).test(t.request, &done, &size);
   if (r != weftSuccess) {
     t.request = nullptr;
-    throwNoticedFault();
-    fail(r, "{}: {} rank {} failed: {} (the peer died, closed the connection or sent something unexpected)",
-         operation(), t.isRecv ? "receive from" : "send to", t.peer, weftGetErrorString(r));
+    failTransfer(comm_, operation(), t.isRecv, t.peer, r);
   }
   if (!done) return false;
   t.request = nullptr;
   t.done = true;
   log::trace("{}: {} rank {} done, {} bytes, tag {}", operation(), t.isRecv ? "recv from" : "send to", t.peer,
              size, t.tag);
-  if (t.isRecv && size != t.bytes) {
-    fail(weftInvalidUsage, "{}: rank {} sent {} bytes where rank {} expected {} (mismatched calls across ranks?)",
-         operation(), t.peer, size, comm_.rank, t.bytes);
-  }
+  if (t.isRecv && size != t.bytes) failSizeMismatch(comm_, operation(), t.peer, size, t.bytes);
   if (t.isRecv) scatterBounce(t);
   return true;
 }
@@ -263,21 +235,12 @@ void CommChannel::waitAll(std::span<Request> requests) {
       return r.handle == nullptr || static_cast<const Transfer*>(r.handle)->done;
     });
   };
-  // The limit is on silence, not on size: the clock starts when nothing has moved for the spinning phase
-  // (a clock read per pass would cost more than a small message).
-  std::chrono::steady_clock::time_point deadline{};
-  bool clockRunning = false;
-  int idleRounds = 0;
-  StallReport stall(comm_);
-  comm_.control->pollEveryFewCalls();  // also when every wait turns out short
-  comm_.control->throwIfFault(operation());
+  IdleWait wait(comm_, operation());
   while (!allDone()) {
-    if (comm_.aborted.load(std::memory_order_relaxed))
-      fail(weftInvalidUsage, "{}: communicator aborted", operation());
+    wait.throwIfAborted();
     const Transfer* stalled = nullptr;
     if (progress(stalled)) {
-      idleRounds = 0;
-      clockRunning = false;
+      wait.moved();
       continue;
     }
     if (stalled == nullptr) break;
@@ -288,34 +251,9 @@ void CommChannel::waitAll(std::span<Request> requests) {
            "inside weftGroupStart/End",
            operation(), comm_.rank);
     }
-    if (idleRounds >= comm_.spinRounds) {
-      auto now = std::chrono::steady_clock::now();
-      if (!clockRunning) deadline = now + timeout_;
-      clockRunning = true;
-      if (now > deadline) timedOut(requests);
-      if (stall.due(now, deadline - timeout_)) stall.report(now, operation(), silentPeers(requests));
-      comm_.control->pollWhileWaiting(now, deadline - timeout_);
-      comm_.control->throwIfFault(operation());
-      comm_.throwIfFailed();  // another thread's operation on it failed (a plan's other stream)
-    }
-    backOff(++idleRounds, *stalled);
+    wait.idle(stalled->peer, stalled->connection != nullptr, [&] { return silentPeers(requests); });
   }
   for (Request& request : requests) request.handle = nullptr;
-}
-
-void CommChannel::backOff(int idleRounds, const Transfer& stalled) {
-  // Spin briefly (a reply is often microseconds away), then yield, then sleep in the transport until a
-  // socket is ready, so a waiting rank does not steal the core of the rank it waits for.
-  if (idleRounds < comm_.spinRounds) return;
-  if (idleRounds < 256) {
-    sched_yield();
-    return;
-  }
-  if (stalled.connection != nullptr) {
-    comm_.connections->waitReady(stalled.peer, 1000);
-  } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
 }
 
 std::string CommChannel::silentPeers(std::span<const Request> requests) const {
@@ -325,11 +263,6 @@ std::string CommChannel::silentPeers(std::span<const Request> requests) const {
     if (t != nullptr && !t->done) peers.insert(t->peer);
   }
   return fmt::format("rank(s) {}", fmt::join(peers, ", "));
-}
-
-void CommChannel::timedOut(std::span<const Request> requests) {
-  fail(weftTimeout, "{}: rank {} heard nothing from {} for {} s (WEFT_TIMEOUT)", operation(), comm_.rank,
-       silentPeers(requests), timeout_.count());
 }
 
 void* CommChannel::scratch(int slot, size_t bytes) {

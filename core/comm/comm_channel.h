@@ -1,7 +1,6 @@
 // The Channel algorithms run on, over a communicator's transport connections.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,17 +51,11 @@ class CommChannel : public Channel {
   bool start(Transfer& t);
   // Tests a started transfer. True when it completed.
   bool finish(Transfer& t);
-  // A transfer failed on a broken connection: its peer died, or gave up because of another rank's failure,
-  // which that peer's fault notice names. Waits a little for a notice and throws it; returns without one.
-  void throwNoticedFault();
   // One pass over every unfinished transfer of this channel, oldest first, so that sends keep moving
   // while the caller waits for a receive. Returns whether anything moved; `stalled` is one that did not.
   bool progress(const Transfer*& stalled);
-  // Gives the core away while nothing moves, more and more patiently.
-  void backOff(int idleRounds, const Transfer& stalled);
   // The peers of unfinished requests, for messages: "rank(s) 1, 3".
   std::string silentPeers(std::span<const Request> requests) const;
-  [[noreturn]] void timedOut(std::span<const Request> requests);
   uint32_t nextTag(int peer, bool isRecv);
   std::string_view operation() const { return {operation_, operationBytes_}; }
 
@@ -74,14 +67,7 @@ class CommChannel : public Channel {
   uint32_t collectiveTag_ = 0;
   std::unique_ptr<ChannelStorage> own_;  // only when the communicator's storage for channel_ is in use
   ChannelStorage& store_;
-  std::chrono::seconds timeout_;
 };
-
-// How many passes over its transfers a waiting CommChannel makes before it yields its core
-// (weftComm::spinRounds), for a host running ranksOnHost of the communicator's ranks on hostCpus CPUs
-// between them (0: not known, taken as enough).
-int waitSpinRounds(size_t ranksOnHost, size_t hostCpus);
-constexpr int kWaitSpinAlone = 64, kWaitSpinShared = 8;
 
 // Every rank's fixed-size record (a plain struct of integers), in rank order, through the communicator's own
 // AllGather: how core exchanges setup and check records. The caller holds the turn; `operation` names it in

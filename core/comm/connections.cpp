@@ -97,9 +97,7 @@ void Connections::remember(bool isRecv, int peer, int channel, void* comm) {
 }
 
 void* Connections::trySend(int peer, int channel) {
-  if (std::atomic<void*>* slot = made(false, peer, channel)) {
-    if (void* comm = slot->load(std::memory_order_acquire)) return comm;
-  }
+  if (void* comm = madeConnection(false, peer, channel)) return comm;
   std::lock_guard guard(mutex_);
   Key key{peer, channel};
   if (auto it = sendComms_.find(key); it != sendComms_.end()) return it->second;
@@ -123,9 +121,7 @@ void* Connections::trySend(int peer, int channel) {
 }
 
 void* Connections::tryRecv(int peer, int channel) {
-  if (std::atomic<void*>* slot = made(true, peer, channel)) {
-    if (void* comm = slot->load(std::memory_order_acquire)) return comm;
-  }
+  if (void* comm = madeConnection(true, peer, channel)) return comm;
   std::lock_guard guard(mutex_);
   Key key{peer, channel};
   if (auto it = recvComms_.find(key); it != recvComms_.end()) return it->second;

@@ -51,6 +51,12 @@ class Connections {
   // Non-blocking: the connection, or nullptr while it is not ready yet.
   void* trySend(int peer, int channel);
   void* tryRecv(int peer, int channel);
+  // The connection when it is made already (channels below kNumChannels), else nullptr; never connects or
+  // accepts, takes no lock.
+  void* madeConnection(bool isRecv, int peer, int channel) const {
+    std::atomic<void*>* slot = made(isRecv, peer, channel);
+    return slot != nullptr ? slot->load(std::memory_order_acquire) : nullptr;
+  }
   // Accepts every connection that has arrived on any transport. The transports refuse and log those
   // without the job's token, so calling this while waiting also drains strangers from the listeners.
   void acceptArrived();

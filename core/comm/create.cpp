@@ -11,6 +11,7 @@
 #include "core/bootstrap/bootstrap.h"
 #include "core/comm/comm.h"
 #include "core/comm/comm_channel.h"
+#include "core/comm/idle_wait.h"
 #include "core/comm/ordering.h"
 #include "core/common/config.h"
 #include "core/common/error.h"

@@ -146,6 +146,39 @@ void differentGroup() {
   weftCommAbort(comm);
 }
 
+// Send/Recv of different sizes between ranks 0 and 1, after one exchange that matches (so that the second goes
+// over made connections, Send/Recv's short path): rank 0 receives fewer bytes than it posted for and is told
+// so; rank 1 is sent more than it posted for, fails, and its buffer takes nothing past its count.
+void differentSendRecvCount() {
+  weftComm_t comm = freshComm();
+  if (rank <= 1) {
+    const int peer = 1 - rank;
+    const size_t count = 1000;
+    std::vector<float> send = inputs(count, rank);
+    Guarded recv(count);
+    auto exchange = [&](size_t sendCount, size_t recvCount) {
+      weftGroupStart();
+      weftSend(send.data(), sendCount, weftFloat32, peer, comm, nullptr);
+      weftRecv(recv.data.data(), recvCount, weftFloat32, peer, comm, nullptr);
+      return weftGroupEnd();
+    };
+    expect(exchange(count, count) == weftSuccess,
+           std::string("a matching Send/Recv failed: ") + weftGetLastErrorMessage());
+    expect(recv.data[0] == inputs(count, peer)[0] && recv.untouchedFrom(count), "a matching Send/Recv's result");
+    Guarded fresh(count);
+    std::swap(recv, fresh);
+    const size_t recvCount = rank == 0 ? count : count - 1;
+    const weftResult_t result = exchange(rank == 0 ? count : count - 1, recvCount);
+    if (rank == 0) {
+      expectRefused(result, {"rank 1 sent 3996 bytes where rank 0 expected 4000"}, "a short message");
+    } else {
+      expect(result != weftSuccess, "a message longer than its receive succeeded");
+    }
+    expect(recv.untouchedFrom(recvCount), "a mismatched Send/Recv wrote past the receive's count");
+  }
+  weftCommAbort(comm);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,6 +191,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 77;
   }
+  differentSendRecvCount();  // Send/Recv are not checked by WEFT_CHECK: the same either way
   if (unchecked) {
     differentCount(false);
   } else {

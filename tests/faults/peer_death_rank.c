@@ -8,7 +8,10 @@
  *
  * With PEER_DEATH_PLAN=1 the loop launches a plan of those three AllReduces twice each, on separate buffers,
  * instead (with WEFT_STREAM_CAPACITY=1 and WEFT_SUBGRAPH_REUSE=0 from the driver: six streams running at
- * once), so that the death also ends a launch whose streams wait on the dead rank together. */
+ * once), so that the death also ends a launch whose streams wait on the dead rank together.
+ *
+ * With PEER_DEATH_SENDRECV=1 each iteration is a group of a Send to the next rank and a Recv from the previous
+ * one (a ring, the sizes in turn) instead: after the first, such groups take Send/Recv's short path. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,9 +49,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const char* useSendRecv = getenv("PEER_DEATH_SENDRECV");
+  const int ring = useSendRecv != NULL && useSendRecv[0] == '1';
+  int nranks = 1;
+  weftCommCount(comm, &nranks);
   for (long i = 0;; ++i) {
-    r = plan != NULL ? weftPlanLaunch(plan, NULL)
-                     : weftAllReduce(send[0], recv[0], counts[i % 3], weftFloat32, weftSum, comm, NULL);
+    if (ring) {
+      r = weftGroupStart();
+      weftResult_t sent = weftSend(send[0], counts[i % 3], weftFloat32, (rank + 1) % nranks, comm, NULL);
+      weftResult_t received =
+          weftRecv(recv[0], counts[i % 3], weftFloat32, (rank + nranks - 1) % nranks, comm, NULL);
+      weftResult_t ended = weftGroupEnd();
+      r = r != weftSuccess ? r : sent != weftSuccess ? sent : received != weftSuccess ? received : ended;
+    } else {
+      r = plan != NULL ? weftPlanLaunch(plan, NULL)
+                       : weftAllReduce(send[0], recv[0], counts[i % 3], weftFloat32, weftSum, comm, NULL);
+    }
     if (r != weftSuccess) break;
     if (i == 30) {
       printf("READY %d\n", rank);
