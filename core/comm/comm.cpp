@@ -15,9 +15,8 @@ void weftComm::failAndTell(weftResult_t code, const std::string& message) {
   if (setError(code, message) && control) control->announceFault(code, message);
 }
 
-void weftComm::throwIfFailed() {
+void weftComm::throwFailure() {
   if (aborted.load()) weft::fail(weftInvalidUsage, "the communicator was aborted");
-  if (!failed.load(std::memory_order_acquire)) return;  // every call asks: no lock on the way
   std::lock_guard lock(errorMutex);
   if (asyncError != weftSuccess) {
     weft::fail(asyncError, "the communicator failed earlier and cannot be used: {}", asyncErrorMessage);

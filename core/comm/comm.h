@@ -90,8 +90,13 @@ struct weftComm {
   // setError, and when this failure is the first, tells the other ranks (control channel) so that their
   // waits end too. Only under the turn: it uses the connections.
   void failAndTell(weftResult_t code, const std::string& message);
-  // Throws the recorded failure, if any.
-  void throwIfFailed();
+  // Throws the recorded failure, if any. Every call asks: the common answer takes two loads and no call.
+  void throwIfFailed() {
+    if (aborted.load(std::memory_order_acquire) || failed.load(std::memory_order_acquire)) throwFailure();
+  }
+
+ private:
+  void throwFailure();
 };
 
 namespace weft {

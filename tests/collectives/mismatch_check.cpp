@@ -176,6 +176,8 @@ void differentSendRecvCount() {
     }
     expect(recv.untouchedFrom(recvCount), "a mismatched Send/Recv wrote past the receive's count");
   }
+  // The other ranks abort only now: an abort tells every rank, and would end rank 0's wait with its notice.
+  MPI_Barrier(MPI_COMM_WORLD);
   weftCommAbort(comm);
 }
 
