@@ -1,5 +1,4 @@
 // From a checked collective to an algorithm: trivial cases, the tuner's choice, and avg's division.
-#include <cstring>
 #include <vector>
 
 #include "core/algorithms/sub_channel.h"
@@ -10,6 +9,7 @@
 #include "core/common/error.h"
 #include "core/common/log.h"
 #include "core/reduce/reduce.h"
+#include "plugins/common/copy_bytes.h"
 
 namespace weft {
 
@@ -114,7 +114,7 @@ void runAlone(const Op& op) {
   const CollArgs& a = op.args;
   size_t bytes = a.count * dataTypeSize(a.type);
   if (a.recvbuff != nullptr && a.sendbuff != nullptr && a.recvbuff != a.sendbuff && bytes > 0) {
-    std::memmove(a.recvbuff, a.sendbuff, bytes);
+    copyBytes(a.recvbuff, a.sendbuff, bytes);  // apart: validate() refuses a partial overlap
   }
   finishAverage(op, a);
 }

@@ -4,9 +4,9 @@
 // the root only. MPI forbids aliased send and receive buffers except through MPI_IN_PLACE; where MPI's
 // in-place layout differs from Weft's, the input goes through a copy instead.
 #include <climits>
-#include <cstring>
 #include <vector>
 
+#include "common/copy_bytes.h"
 #include "mpi_backend.h"
 #include "mpi_pieces.h"
 #include "mpi_types.h"
@@ -70,7 +70,7 @@ weftResult_t BackendComm::allReduce(const weftBackendOp_v1& op) {
 weftResult_t BackendComm::broadcast(const weftBackendOp_v1& op) {
   const size_t es = elementBytes(op.datatype);
   if (info_.rank == op.root && op.sendbuff != op.recvbuff && op.count > 0) {
-    std::memmove(op.recvbuff, op.sendbuff, op.count * es);
+    copyBytes(op.recvbuff, op.sendbuff, op.count * es);  // apart: core refuses a partial overlap
   }
   MPI_Datatype type = mpiType(op.datatype);
   weftResult_t r = weftSuccess;
@@ -137,7 +137,7 @@ weftResult_t BackendComm::reduceScatter(const weftBackendOp_v1& op) {
   weftResult_t r = call("MPI_Ireduce_scatter_block", [&](MPI_Request* q) {
     return MPI_Ireduce_scatter_block(op.sendbuff, recv, static_cast<int>(op.count), type, mop, comm_, q);
   });
-  if (r == weftSuccess && !result.empty()) std::memcpy(op.recvbuff, result.data(), block);
+  if (r == weftSuccess && !result.empty()) copyBytes(op.recvbuff, result.data(), block);
   return r;
 }
 

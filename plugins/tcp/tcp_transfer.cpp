@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/copy_bytes.h"
 #include "tcp_conn.h"
 #include "tcp_socket.h"
 
@@ -88,7 +89,7 @@ void copyToPayload(Request* r, const unsigned char* from, size_t bytes) {
     const weftTransportIov_v1& p = r->pieces[r->piece];
     size_t room = p.size - r->pieceDone;
     size_t take = std::min(room, bytes);
-    if (take > 0) std::memcpy(static_cast<unsigned char*>(p.data) + r->pieceDone, from, take);
+    if (take > 0) copyBytes(static_cast<unsigned char*>(p.data) + r->pieceDone, from, take);
     from += take;
     bytes -= take;
     if (take < room) {
