@@ -1,7 +1,5 @@
 #include "core/collectives/point_to_point.h"
 
-#include <fmt/ranges.h>
-
 #include <array>
 #include <set>
 #include <string>
@@ -52,7 +50,7 @@ std::string silentPeers(std::span<const Message> messages) {
   for (const Message& m : messages) {
     if (m.request != nullptr) peers.insert(m.peer);
   }
-  return fmt::format("rank(s) {}", fmt::join(peers, ", "));
+  return rankList(peers);
 }
 
 }  // namespace

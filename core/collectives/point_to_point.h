@@ -4,8 +4,8 @@
 //
 // A CommChannel (the general path, run_batch.cpp) does the same through per-peer queues that hold messages
 // until their connection exists, carries messages to self and vectored ones, and keeps transfers for an
-// algorithm's later steps; for an 8-byte exchange between two ranks over shm that bookkeeping was a third of
-// the instructions and 40 % of the time. This path takes only groups that need none of it and leaves the
+// algorithm's later steps; for an 8-byte exchange between two ranks over shm that bookkeeping was a quarter
+// of the instructions and 30 % of the time. This path takes only groups that need none of it and leaves the
 // others, untouched, to the general path. Messages, tags, errors and waiting are the same on both paths, so
 // a group may take either on either side.
 #pragma once

@@ -1,7 +1,5 @@
 #include "core/comm/comm_channel.h"
 
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -262,7 +260,7 @@ std::string CommChannel::silentPeers(std::span<const Request> requests) const {
     auto* t = static_cast<const Transfer*>(request.handle);
     if (t != nullptr && !t->done) peers.insert(t->peer);
   }
-  return fmt::format("rank(s) {}", fmt::join(peers, ", "));
+  return rankList(peers);
 }
 
 void* CommChannel::scratch(int slot, size_t bytes) {
