@@ -1,4 +1,5 @@
-// copyBytes: memcpy, except where glibc's memcpy falls into a page-aliasing stall.
+// copyBytes: memcpy, except where glibc's memcpy falls into a page-aliasing stall; streamBytes: a copy whose
+// stores bypass the caches.
 //
 // For copies of about 2 KiB to 512 KiB glibc (2.36, Debian 12) copies with `rep movsb`, which on AMD Zen 3 and
 // later runs ten to twenty times slower when the destination lies a few bytes past the source modulo 4 KiB
@@ -15,6 +16,7 @@
 #ifndef WEFT_PLUGINS_COMMON_COPY_BYTES_H
 #define WEFT_PLUGINS_COMMON_COPY_BYTES_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -64,6 +66,42 @@ inline void copyBytes(void* dst, const void* src, size_t bytes) {
     return copyByVectors(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
   }
   std::memcpy(dst, src, bytes);
+}
+
+// memcpy(dst, src, bytes) for buffers that do not overlap, with stores that bypass the caches (non-temporal),
+// for results too large to stay in cache until their reader comes: the copy then writes each line once, where
+// an ordinary store first reads the destination's line from memory. glibc's memcpy does the same from its own
+// threshold, 3/4 of the shared cache, but it sees one call only (a fused collective copies its result out in
+// thousands of small ones), and on this box's VM it reads that cache as 256 MiB. The stores are weakly ordered:
+// call streamFence() after the last one, before anything tells another thread that the bytes are there.
+inline void streamBytes(void* dst, const void* src, size_t bytes) {
+#if defined(__x86_64__)
+  auto* to = static_cast<unsigned char*>(dst);
+  const auto* from = static_cast<const unsigned char*>(src);
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(to) % 16) % 16);
+  std::memcpy(to, from, head);  // up to the first 16-byte boundary of the destination
+  size_t done = head;
+  for (; done + 64 <= bytes; done += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done + 48), d);
+  }
+  std::memcpy(to + done, from + done, bytes - done);
+#else
+  copyBytes(dst, src, bytes);
+#endif
+}
+
+// Orders the streamBytes stores before every later store (an SFENCE).
+inline void streamFence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
 }
 
 }  // namespace weft
