@@ -40,18 +40,15 @@ void copyPart(void* to, const void* from, size_t bytes) {
 }
 
 // A fused AllReduce on the backend copies its results out of the fusion buffer with stores that bypass the
-// caches (streamBytes) when the host's ranks copy out this many bytes or more together: a result that large
-// does not stay in cache until the application reads it, and an ordinary store first reads each line of the
-// calls' buffers from memory. Measured (shm, float sum, out of place, heap buffers each allocated apart, send and
-// receive buffers in turn; fused group in us, 2-vCPU AMD EPYC Zen 3 with a 32 MiB L3, 2026-11-30, alternating
+// caches (streamBytes) when the host's ranks copy out kStreamFromHostBytes or more together: a result that
+// large does not stay in cache until the application reads it, and an ordinary store first reads each line of
+// the calls' buffers from memory. Measured (shm, float sum, out of place, heap buffers each allocated apart, send
+// and receive buffers in turn; fused group in us, 2-vCPU AMD EPYC Zen 3 with a 32 MiB L3, 2026-11-30, alternating
 // launches): 1000 x 4 KiB, np 4 4561-4967 -> 3723-4360, np 2 1753-1810 -> 1405-1686; but 250 x 4 KiB at np 2
 // (2 MB together) 194-283 -> 244-248 and 64 x 4 KiB 47-51 -> 60-78, and at np 4 250 x 4 KiB (4 MB) only
 // 714-736 -> 607-645.
-constexpr size_t kStreamResultsFromBytes = size_t{8} << 20;
-
 bool streamsResults(const Op& op) {
-  return op.args.count * dataTypeSize(op.args.type) * static_cast<size_t>(op.comm->nranks) >=
-         kStreamResultsFromBytes;
+  return op.args.count * dataTypeSize(op.args.type) * static_cast<size_t>(op.comm->nranks) >= kStreamFromHostBytes;
 }
 
 // Calls f(member, first element within the member, first element within the piece, elements) for each

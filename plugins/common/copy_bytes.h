@@ -97,6 +97,12 @@ inline void streamBytes(void* dst, const void* src, size_t bytes) {
 #endif
 }
 
+// From this many bytes of results written by the host's ranks together in one collective, Weft copies results
+// into the application's buffers with streamBytes (core's fused and bounced collectives): results that large do
+// not stay in cache until the application reads them. Measured in fusion/fused_run.cpp and
+// core/collectives/bounce.cpp.
+constexpr size_t kStreamFromHostBytes = size_t{8} << 20;
+
 // Orders the streamBytes stores before every later store (an SFENCE).
 inline void streamFence() {
 #if defined(__x86_64__)

@@ -126,7 +126,7 @@ void Runner::allGatherDirect() {
     if (r != me_) {
       c_.readPeer(r, dst, peerSend(r), bytes_);
     } else if (dst != send_) {
-      copyBytes(dst, send_, bytes_);
+      copyOwn(dst, send_, bytes_, bytes_ * static_cast<size_t>(p_));
     }
   }
 }
@@ -186,7 +186,12 @@ void Runner::allToAll() {
   for (int r = 0; r < p_; ++r) {
     unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
     if (r == me_) {
-      if (dst != source + mine) std::memmove(dst, source + mine, bytes_);  // in place: already there
+      if (dst == source + mine) continue;  // in place: already there
+      if (staged) {
+        std::memmove(dst, source + mine, bytes_);
+      } else {
+        copyOwn(dst, source + mine, bytes_, total);  // apart: out of place, or from the copy
+      }
     } else if (staged) {
       copyBytes(dst, input(r) + mine, bytes_);
     } else {
@@ -224,7 +229,7 @@ void Runner::broadcast() {
     for (int r = 0; r < p_; ++r) {
       if (r != me_) c_.writePeer(r, c_.peerDescriptor(r).recvAddr + split, send_ + split, bytes_ - split);
     }
-    if (recv_ != nullptr && recv_ != send_) copyBytes(recv_, send_, bytes_);
+    if (recv_ != nullptr && recv_ != send_) copyOwn(recv_, send_, bytes_, bytes_);
   }
   finishDirect();
 }
