@@ -181,7 +181,11 @@ class NodeComm {
   }
   // Bytes read or written through mapped peer buffers so far (tests check that the path was taken).
   size_t mappedBytes() const { return mappedBytes_; }
-  void readPeer(int peer, void* dst, uint64_t address, size_t bytes);
+  // How a copy into this rank's memory stores its bytes: through the caches, or past them (streamBytes, for
+  // results too large to stay in cache; Runner::storesFor). Only a copy from a mapped buffer can choose: the
+  // kernel's copy behind CMA stores through the caches.
+  enum class Stores { Cached, Streamed };
+  void readPeer(int peer, void* dst, uint64_t address, size_t bytes, Stores stores = Stores::Cached);
   // A peer's bytes to read once (to reduce): where they lie when mapped, else read into `piece` (bytes long).
   const unsigned char* peerInput(int peer, uint64_t address, size_t bytes, unsigned char* piece);
   void writePeer(int peer, uint64_t address, const void* src, size_t bytes);

@@ -124,7 +124,7 @@ void Runner::allGatherDirect() {
   for (int r = 0; r < p_; ++r) {
     unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
     if (r != me_) {
-      c_.readPeer(r, dst, peerSend(r), bytes_);
+      c_.readPeer(r, dst, peerSend(r), bytes_, storesFor(bytes_ * static_cast<size_t>(p_)));
     } else if (dst != send_) {
       copyOwn(dst, send_, bytes_, bytes_ * static_cast<size_t>(p_));
     }
@@ -195,7 +195,7 @@ void Runner::allToAll() {
     } else if (staged) {
       copyBytes(dst, input(r) + mine, bytes_);
     } else {
-      c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr + mine, bytes_);
+      c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr + mine, bytes_, storesFor(total));
     }
   }
   if (!staged) finishDirect();
@@ -224,7 +224,7 @@ void Runner::broadcast() {
   // Direct: the non-roots read the head of the root's input, the root writes the tail into each of them.
   const size_t split = bytes_ - rootShare(c_.peerDescriptor(root));
   if (me_ != root) {
-    c_.readPeer(root, recv_, c_.peerDescriptor(root).sendAddr, split);
+    c_.readPeer(root, recv_, c_.peerDescriptor(root).sendAddr, split, storesFor(bytes_));
   } else {
     for (int r = 0; r < p_; ++r) {
       if (r != me_) c_.writePeer(r, c_.peerDescriptor(r).recvAddr + split, send_ + split, bytes_ - split);

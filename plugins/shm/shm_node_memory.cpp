@@ -196,10 +196,15 @@ void NodeComm::cmaFailed(int peer, const char* call, int err) const {
                                 " failed: " + std::strerror(err));
 }
 
-void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes) {
+void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes, Stores stores) {
   if (bytes == 0) return;
   if (const unsigned char* mapped = peerMemory(peer, address, bytes)) {
-    copyBytes(dst, mapped, bytes);
+    if (stores == Stores::Streamed) {
+      streamBytes(dst, mapped, bytes);
+      streamFence();
+    } else {
+      copyBytes(dst, mapped, bytes);
+    }
     mappedBytes_ += bytes;
     return;
   }
