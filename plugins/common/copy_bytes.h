@@ -39,18 +39,27 @@ constexpr size_t kMovsbFromBytes = 2048;
 constexpr size_t kMovsbBelowBytes = size_t{1} << 20;
 
 // 64 bytes a step in 16-byte loads and stores (SSE2: every x86-64), the tail by memcpy (under 64 bytes).
+// kStreamed: non-temporal stores, for which dst must be 16-byte aligned.
+template <bool kStreamed>
 inline void copyByVectors(unsigned char* dst, const unsigned char* src, size_t bytes) {
   size_t done = 0;
 #if defined(__x86_64__)
+  auto store = [](unsigned char* to, __m128i v) {
+    if constexpr (kStreamed) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(to), v);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(to), v);
+    }
+  };
   for (; done + 64 <= bytes; done += 64) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done));
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done + 16));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done + 32));
     const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done + 48));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + done), a);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + done + 16), b);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + done + 32), c);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + done + 48), d);
+    store(dst + done, a);
+    store(dst + done + 16, b);
+    store(dst + done + 32, c);
+    store(dst + done + 48, d);
   }
 #endif
   std::memcpy(dst + done, src + done, bytes - done);
@@ -63,7 +72,7 @@ inline void copyBytes(void* dst, const void* src, size_t bytes) {
   using namespace copy_detail;
   const uintptr_t distance = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) % 4096;
   if (distance != 0 && distance < kAliasedBelow && bytes >= kMovsbFromBytes && bytes < kMovsbBelowBytes) {
-    return copyByVectors(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
+    return copyByVectors<false>(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
   }
   std::memcpy(dst, src, bytes);
 }
@@ -75,26 +84,11 @@ inline void copyBytes(void* dst, const void* src, size_t bytes) {
 // thousands of small ones), and on this box's VM it reads that cache as 256 MiB. The stores are weakly ordered:
 // call streamFence() after the last one, before anything tells another thread that the bytes are there.
 inline void streamBytes(void* dst, const void* src, size_t bytes) {
-#if defined(__x86_64__)
   auto* to = static_cast<unsigned char*>(dst);
   const auto* from = static_cast<const unsigned char*>(src);
   const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(to) % 16) % 16);
   std::memcpy(to, from, head);  // up to the first 16-byte boundary of the destination
-  size_t done = head;
-  for (; done + 64 <= bytes; done += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done + 32));
-    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + done + 48), d);
-  }
-  std::memcpy(to + done, from + done, bytes - done);
-#else
-  copyBytes(dst, src, bytes);
-#endif
+  copy_detail::copyByVectors<true>(to + head, from + head, bytes - head);
 }
 
 // From this many bytes of results written by the host's ranks together in one collective, Weft copies results
@@ -108,6 +102,13 @@ inline void streamFence() {
 #if defined(__x86_64__)
   _mm_sfence();
 #endif
+}
+
+// One copy of results: streamBytes and its fence when `streamed`, else copyBytes.
+inline void copyResult(void* dst, const void* src, size_t bytes, bool streamed) {
+  if (!streamed) return copyBytes(dst, src, bytes);
+  streamBytes(dst, src, bytes);
+  streamFence();
 }
 
 }  // namespace weft

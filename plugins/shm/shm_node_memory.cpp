@@ -199,12 +199,7 @@ void NodeComm::cmaFailed(int peer, const char* call, int err) const {
 void NodeComm::readPeer(int peer, void* dst, uint64_t address, size_t bytes, Stores stores) {
   if (bytes == 0) return;
   if (const unsigned char* mapped = peerMemory(peer, address, bytes)) {
-    if (stores == Stores::Streamed) {
-      streamBytes(dst, mapped, bytes);
-      streamFence();
-    } else {
-      copyBytes(dst, mapped, bytes);
-    }
+    copyResult(dst, mapped, bytes, stores == Stores::Streamed);
     mappedBytes_ += bytes;
     return;
   }

@@ -129,9 +129,7 @@ class Runner {
   // Weft in the same launch): np 2 AllGather 32 MiB 0.97-1.09 -> 1.10-1.16, AllToAll 32 MiB 0.94-1.00 ->
   // 1.11-1.13, Broadcast 32 MiB 1.07 -> 1.14-1.17; np 4 AllGather 8 MiB 1.28-1.34 -> 1.65-1.73.
   void copyOwn(unsigned char* dst, const unsigned char* src, size_t n, size_t outputBytes) const {
-    if (storesFor(outputBytes) == NodeComm::Stores::Cached) return copyBytes(dst, src, n);
-    streamBytes(dst, src, n);
-    streamFence();
+    copyResult(dst, src, n, storesFor(outputBytes) == NodeComm::Stores::Streamed);
   }
   // How copies into this rank's output (outputBytes of it) store: see copyOwn. Reads of a peer's block from
   // a buffer it maps (weftMemAlloc's) store the same way. Measured (weftMemAlloc buffers, as above): np 2
