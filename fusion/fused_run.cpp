@@ -51,17 +51,28 @@ bool streamsResults(const Op& op) {
   return op.args.count * dataTypeSize(op.args.type) * static_cast<size_t>(op.comm->nranks) >= kStreamFromHostBytes;
 }
 
+// The first member that may reach into the current piece, and its first element in the fused vector. Pieces
+// come in order, so it only moves on: a group of a thousand calls in eight pieces is walked once, not eight
+// times.
+struct PartCursor {
+  size_t member = 0;
+  size_t start = 0;
+};
+
 // Calls f(member, first element within the member, first element within the piece, elements) for each
-// member's part of the piece [lo, hi) of the fused vector (elements).
+// member's part of the piece [lo, hi) of the fused vector (elements), lo at least that of the cursor's last use.
 template <typename F>
-void forEachPart(const std::vector<Op>& members, size_t lo, size_t hi, F f) {
-  size_t start = 0;  // the member's first element in the fused vector
-  for (const Op& m : members) {
+void forEachPart(const std::vector<Op>& members, PartCursor& cursor, size_t lo, size_t hi, F f) {
+  while (cursor.member < members.size() && cursor.start + members[cursor.member].args.count <= lo) {
+    cursor.start += members[cursor.member++].args.count;
+  }
+  size_t start = cursor.start;  // the member's first element in the fused vector
+  for (size_t i = cursor.member; i < members.size() && start < hi; ++i) {
+    const Op& m = members[i];
     const size_t begin = std::max(lo, start);
     const size_t end = std::min(hi, start + m.args.count);
     if (begin < end) f(m, begin - start, begin - lo, end - begin);
     start += m.args.count;
-    if (start >= hi) break;
   }
 }
 
@@ -161,12 +172,13 @@ void runListInPieces(Backend& backend, const Op& op) {
   // The fusion buffer, reserved at the first part that needs it, a whole piece at once (as runFused's), so
   // that it stops growing (each time a new buffer for the peers to map) after the first fused collective.
   unsigned char* bounce = nullptr;
+  PartCursor cursor;
   for (size_t lo = 0; lo < total; lo += pieceElems) {
     const size_t hi = std::min(total, lo + pieceElems);
     buffers.clear();
     copyBacks.clear();
     bool lastBounced = false;  // the list's last entry is in the fusion buffer, ending where the next goes
-    forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t to, size_t len) {
+    forEachPart(members, cursor, lo, hi, [&](const Op& m, size_t at, size_t to, size_t len) {
       const auto* send = static_cast<const unsigned char*>(m.args.sendbuff) + at * elem;
       auto* recv = static_cast<unsigned char*>(m.args.recvbuff) + at * elem;
       const size_t bytes = len * elem;
@@ -277,11 +289,12 @@ void runFused(const Op& op) {
                     : fusionBuffer(comm, 1, bufferBytes(outStride));
   }
 
+  PartCursor cursor;
   for (size_t lo = 0; lo < total; lo += pieceElems) {
     const size_t hi = std::min(total, lo + pieceElems);
     const size_t n = hi - lo;
     if (packedIn != nullptr) {
-      forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t to, size_t len) {
+      forEachPart(members, cursor, lo, hi, [&](const Op& m, size_t at, size_t to, size_t len) {
         const auto* from = static_cast<const unsigned char*>(m.args.sendbuff);
         if (op.kind != OpKind::ReduceScatter) return copyPart(packedIn + to * elem, from + at * elem, len * elem);
         for (size_t r = 0; r < ranks; ++r) {
@@ -296,7 +309,7 @@ void runFused(const Op& op) {
     piece.args.recvbuff = packedOut != nullptr ? packedOut : directOut + lo * elem;
     runCollective(piece);
     if (packedOut == nullptr) continue;
-    forEachPart(members, lo, hi, [&](const Op& m, size_t at, size_t from, size_t len) {
+    forEachPart(members, cursor, lo, hi, [&](const Op& m, size_t at, size_t from, size_t len) {
       auto* to = static_cast<unsigned char*>(m.args.recvbuff);
       if (stream) return streamBytes(to + at * elem, packedOut + from * elem, len * elem);
       if (op.kind != OpKind::AllGather) return copyPart(to + at * elem, packedOut + from * elem, len * elem);
