@@ -92,9 +92,10 @@ inline void streamBytes(void* dst, const void* src, size_t bytes) {
 }
 
 // From this many bytes of results written by the host's ranks together in one collective, Weft copies results
-// into the application's buffers with streamBytes (core's fused and bounced collectives): results that large do
-// not stay in cache until the application reads them. Measured in fusion/fused_run.cpp and
-// core/collectives/bounce.cpp.
+// into the application's buffers with streamBytes (core's fused and bounced collectives, the shm backend's own
+// blocks and mapped peers' blocks): results that large do not stay in cache until the application reads them.
+// Measured in fusion/fused_run.cpp, core/collectives/bounce.cpp and plugins/shm/shm_node_runner.h (below it,
+// 2 MB at np 2, streaming a fused group's results was slower).
 constexpr size_t kStreamFromHostBytes = size_t{8} << 20;
 
 // Orders the streamBytes stores before every later store (an SFENCE).
