@@ -9,6 +9,7 @@
 #include "core/comm/idle_wait.h"
 #include "core/comm/transfer_failure.h"
 #include "core/common/log.h"
+#include "core/common/rank_list.h"
 #include "core/reduce/reduce.h"
 
 namespace weft {
@@ -50,7 +51,7 @@ std::string silentPeers(std::span<const Message> messages) {
   for (const Message& m : messages) {
     if (m.request != nullptr) peers.insert(m.peer);
   }
-  return rankList(peers);
+  return silentRankList(peers);
 }
 
 }  // namespace

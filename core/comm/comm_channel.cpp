@@ -8,6 +8,7 @@
 #include "core/comm/transfer_failure.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
+#include "core/common/rank_list.h"
 #include "plugins/common/copy_bytes.h"
 
 namespace weft {
@@ -260,7 +261,7 @@ std::string CommChannel::silentPeers(std::span<const Request> requests) const {
     auto* t = static_cast<const Transfer*>(request.handle);
     if (t != nullptr && !t->done) peers.insert(t->peer);
   }
-  return rankList(peers);
+  return silentRankList(peers);
 }
 
 void* CommChannel::scratch(int slot, size_t bytes) {

@@ -1,6 +1,5 @@
 #include "core/comm/idle_wait.h"
 
-#include <fmt/ranges.h>
 #include <sched.h>
 
 #include <thread>
@@ -22,8 +21,6 @@ constexpr int kYieldRounds = 256;
 int waitSpinRounds(size_t ranksOnHost, size_t hostCpus) {
   return hostCpus > 0 && ranksOnHost > hostCpus ? kWaitSpinShared : kWaitSpinAlone;
 }
-
-std::string rankList(const std::set<int>& ranks) { return fmt::format("rank(s) {}", fmt::join(ranks, ", ")); }
 
 IdleWait::IdleWait(weftComm& comm, std::string_view operation) : comm_(comm), operation_(operation), stall_(comm) {
   comm_.control->pollEveryFewCalls();

@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <set>
 #include <string>
 #include <string_view>
 
@@ -61,9 +60,6 @@ class IdleWait {
   bool clockRunning_ = false;
   std::chrono::steady_clock::time_point deadline_{};
 };
-
-// Ranks as a wait's messages name them: "rank(s) 1, 3".
-std::string rankList(const std::set<int>& ranks);
 
 // How many idle passes over its messages a waiting rank makes before it yields its core
 // (weftComm::spinRounds), for a host running ranksOnHost of the communicator's ranks on hostCpus CPUs
