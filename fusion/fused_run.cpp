@@ -47,8 +47,8 @@ void copyPart(void* to, const void* from, size_t bytes) {
 // launches): 1000 x 4 KiB, np 4 4561-4967 -> 3723-4360, np 2 1753-1810 -> 1405-1686; but 250 x 4 KiB at np 2
 // (2 MB together) 194-283 -> 244-248 and 64 x 4 KiB 47-51 -> 60-78, and at np 4 250 x 4 KiB (4 MB) only
 // 714-736 -> 607-645.
-bool streamsResults(const Op& op) {
-  return op.args.count * dataTypeSize(op.args.type) * static_cast<size_t>(op.comm->nranks) >= kStreamFromHostBytes;
+bool streamsFusedResults(const Op& op) {
+  return streamsResults(op.args.count * dataTypeSize(op.args.type), static_cast<size_t>(op.comm->nranks));
 }
 
 // The first member that may reach into the current piece, and its first element in the fused vector. Pieces
@@ -167,7 +167,7 @@ void runListInPieces(Backend& backend, const Op& op) {
     size_t bytes;
   };
   std::vector<CopyBack> copyBacks;
-  const bool stream = streamsResults(op);
+  const bool stream = streamsFusedResults(op);
   std::vector<weftBackendBuffer_v1>& buffers = comm.backendBuffers;  // kept: no allocation next time
   // The fusion buffer, reserved at the first part that needs it, a whole piece at once (as runFused's), so
   // that it stops growing (each time a new buffer for the peers to map) after the first fused collective.
@@ -274,7 +274,7 @@ void runFused(const Op& op) {
   // 512 KiB alike (3 each). The pieces depend only on what every rank has alike, never on where this rank's
   // buffers lie, so that every rank runs the same collectives.
   const bool inPieces = ranks == 2 || runsOnBackend(op);
-  const bool stream = packOnBackend && streamsResults(op);
+  const bool stream = packOnBackend && streamsFusedResults(op);
   const size_t pieceBytes = inPieces ? kFusionPieceBytes : SIZE_MAX;
   const size_t pieceElems = std::min(total, std::max<size_t>(1, pieceBytes / std::max(inStride, outStride)));
   // Whole pieces are reserved at once, so that the fusion buffers stop growing (each time a new buffer for

@@ -92,8 +92,8 @@ bool runPiecesThroughBounce(Backend& backend, const Op& op, const CollArgs& args
   const bool recvInBounce = bounceOut || (bounceIn && send == recv);
   const bool copyOut = recvInBounce && (op.kind != OpKind::Broadcast || !root);
   // A Reduce's results are written at its root only.
-  const size_t hostResultBytes = op.kind == OpKind::Reduce ? bytes : bytes * static_cast<size_t>(comm.nranks);
-  const bool stream = copyOut && hostResultBytes >= kStreamFromHostBytes;
+  const bool stream =
+      copyOut && streamsResults(bytes, op.kind == OpKind::Reduce ? 1 : static_cast<size_t>(comm.nranks));
   unsigned char* bounce = bounceIn || bounceOut ? laneOf(comm).bounce.reserve(kBouncePieceBytes) : nullptr;
   auto at = [&](auto* base, size_t element) { return base == nullptr ? base : base + element * elementBytes; };
   const size_t pieceCount = kBouncePieceBytes / elementBytes;

@@ -98,6 +98,11 @@ inline void streamBytes(void* dst, const void* src, size_t bytes) {
 // 2 MB at np 2, streaming a fused group's results was slower).
 constexpr size_t kStreamFromHostBytes = size_t{8} << 20;
 
+// Whether a collective whose `ranks` ranks of one host each write resultBytesPerRank of results streams them.
+inline bool streamsResults(size_t resultBytesPerRank, size_t ranks) {
+  return resultBytesPerRank * ranks >= kStreamFromHostBytes;
+}
+
 // Orders the streamBytes stores before every later store (an SFENCE).
 inline void streamFence() {
 #if defined(__x86_64__)

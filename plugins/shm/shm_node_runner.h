@@ -136,8 +136,8 @@ class Runner {
   // AllGather 32 MiB 1.53-1.69 -> 1.89-1.92, AllToAll 32 MiB 1.43-1.53 -> 1.69-1.80, Broadcast 32 MiB
   // 1.59-1.68 -> 1.76-2.25; np 4 AllGather 32 MiB 1.46-1.80 -> 2.09-2.43.
   NodeComm::Stores storesFor(size_t outputBytes) const {
-    return outputBytes * static_cast<size_t>(p_) >= kStreamFromHostBytes ? NodeComm::Stores::Streamed
-                                                                         : NodeComm::Stores::Cached;
+    return streamsResults(outputBytes, static_cast<size_t>(p_)) ? NodeComm::Stores::Streamed
+                                                                : NodeComm::Stores::Cached;
   }
 
   NodeComm& c_;
