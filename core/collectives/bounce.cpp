@@ -37,6 +37,20 @@ namespace {
 // 4 MiB 447 -> 274 / 1867 -> 1105, 16 MiB 2762 -> 1467 / 8589 -> 3731; against Open MPI at np 2, 64 KiB
 // 0.63 -> 1.23 and 16 MiB 1.25 -> 2.58.
 //
+// With a CPU per rank, a Reduce bounces from kReduceBounceFromBytesWithCpuPerRank only. Below that, on the
+// 2-vCPU EPYC Zen 3 and Zen 4 boxes, the direct path (the root reads the peer's input by process_vm_readv)
+// was as fast or faster, and the bounce fell into a slow mode in some launches: the non-root's copy into its
+// lane buffer, whose lines the root had read in the call before, took 60-70 us for 256 KiB instead of ~10
+// (Zen 4, 2026-12-01; the same copy in a two-process probe took 5-9, 30-40 or 140-160 us from launch to
+// launch, the cost of taking the lines back from the other vCPU's cache). Open MPI / Weft, np 2, three
+// alternating launches each, bounced -> direct: 128 KiB 0.24-0.78 -> 0.97-1.14, 512 KiB 0.30-1.31 ->
+// 1.13-1.17, 2 MiB 0.34-1.44 -> 1.07-1.40; 4 MiB 1.40-1.64 -> 1.16-1.33 and 32 MiB 1.75-2.00 -> 1.23-1.44,
+// where the bounce is faster (it streams the root's results past the cache). On the Zen 3 box (2026-11-30)
+// direct won from 64 KiB to 4 MiB; on the Zen 5 box, where process_vm_readv ran at half of memcpy's speed,
+// the bounce had won from 64 KiB up. Where ranks share CPUs (np 4 on 2) the bounce stays (Zen 4, two
+// launches each, bounced against direct: 128 KiB 45-52 against 75-86 us, 512 KiB 112-113 against 195-213 us,
+// 2 MiB 0.51-1.35 against 0.95-1.01 ms, 8 MiB 2.7-5.2 against 4.5-5.0 ms).
+//
 // A Broadcast's peers read only the root's input: the root bounces it, the others run the pieces on their own
 // outputs. Where the host's ranks outnumber its CPUs (np 4 on 2 here) every non-root then copies with memcpy
 // instead of process_vm_readv: 1 MiB 213-247 -> 133-136 us, 4 MiB 1016-1087 -> 543-555 us, 16 MiB 4.5-5.5 ->
@@ -62,6 +76,7 @@ namespace {
 constexpr size_t kBounceFromBytes = size_t{64} << 10;
 constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 constexpr size_t kWholeInputMostBytes = size_t{4} << 20;
+constexpr size_t kReduceBounceFromBytesWithCpuPerRank = size_t{4} << 20;
 
 // An AllGather's input copied into the lane buffer, run from there.
 bool runGatherFromBounce(Backend& backend, weftComm& comm, const CollArgs& args, size_t bytes) {
@@ -125,8 +140,10 @@ bool runBouncedOnBackend(Backend& backend, const Op& op, const CollArgs& args) {
   const bool cpusShared = comm.hostCpus > 0 && static_cast<size_t>(comm.nranks) > comm.hostCpus;
   switch (op.kind) {
     case OpKind::AllReduce:
-    case OpKind::Reduce:
       return runPiecesThroughBounce(backend, op, args);
+    case OpKind::Reduce:
+      return (cpusShared || bytes >= kReduceBounceFromBytesWithCpuPerRank) &&
+             runPiecesThroughBounce(backend, op, args);
     case OpKind::Broadcast:
       return cpusShared && runPiecesThroughBounce(backend, op, args);
     case OpKind::AllGather:
