@@ -43,8 +43,8 @@ namespace {
 // lane buffer, whose lines the root had read in the call before, took 60-70 us for 256 KiB instead of ~10
 // (Zen 4, 2026-12-01; the same copy in a two-process probe took 5-9, 30-40 or 140-160 us from launch to
 // launch, the cost of taking the lines back from the other vCPU's cache). Open MPI / Weft, np 2, three
-// alternating launches each, bounced -> direct: 128 KiB 0.24-0.78 -> 0.97-1.14, 512 KiB 0.30-1.31 ->
-// 1.13-1.17, 2 MiB 0.34-1.44 -> 1.07-1.40; 4 MiB 1.40-1.64 -> 1.16-1.33 and 32 MiB 1.75-2.00 -> 1.23-1.44,
+// alternating launches each, bounced -> direct: 128 KiB 0.24-0.79 -> 0.97-1.41, 512 KiB 0.30-1.31 ->
+// 0.91-1.38, 2 MiB 0.34-1.44 -> 1.07-1.40; 4 MiB 1.40-1.64 -> 1.16-1.33 and 32 MiB 1.75-2.00 -> 1.23-1.44,
 // where the bounce is faster (it streams the root's results past the cache). On the Zen 3 box (2026-11-30)
 // direct won from 64 KiB to 4 MiB; on the Zen 5 box, where process_vm_readv ran at half of memcpy's speed,
 // the bounce had won from 64 KiB up. Where ranks share CPUs (np 4 on 2) the bounce stays (Zen 4, two
