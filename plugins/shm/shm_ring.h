@@ -4,8 +4,14 @@
 // (bytes consumed by the receiver) only grow and each sits in its own cache line, so neither side's
 // stores invalidate the line the other side polls. Every message starts with a header in a 64-byte slot at
 // a slot-aligned position: a header never wraps and is read in one piece. An inline message's payload
-// follows its header; a CMA message is the header alone and its payload is read from the sender's memory,
-// in one range (Cma) or, for a vectored send, in the pieces of a list the receiver reads there first (CmaList).
+// follows its header (up to kSlotPayloadBytes of it inside the slot); a CMA message is the header alone and
+// its payload is read from the sender's memory, in one range (Cma) or, for a vectored send, in the pieces of
+// a list the receiver reads there first (CmaList).
+//
+// The sender writes a header's stamp (slotStamp) last, before it publishes head, and the receiver looks for
+// the next message at that stamp, not at head: a small message then costs the receiver the one line of its
+// slot taken from the sender's cache, where reading head first, then the slot, then a payload line after it
+// took three. Head still bounds what lies past a slot (longer payloads) and wakes a receiver that sleeps.
 #ifndef WEFT_PLUGINS_SHM_RING_H
 #define WEFT_PLUGINS_SHM_RING_H
 
@@ -23,7 +29,8 @@ inline constexpr size_t kSegmentHeaderBytes = 4096;    // keeps the ring page al
 inline constexpr uint32_t kSegmentMagic = 0x47534d57;  // "WMSG"
 inline constexpr uint32_t kMessageMagic = 0x4d534d57;  // "WMSM"
 // 2: CmaList messages (a vectored send's pieces, read by the receiver from the sender's list).
-inline constexpr uint16_t kSegmentVersion = 2;
+// 3: the slot's stamp, and payloads of up to kSlotPayloadBytes inside the slot.
+inline constexpr uint16_t kSegmentVersion = 3;
 
 inline constexpr size_t kMinRingBytes = size_t{64} << 10;
 inline constexpr size_t kMaxRingBytes = size_t{1} << 30;
@@ -34,6 +41,7 @@ struct SegmentHeader {
   uint16_t version;
   uint16_t reserved;
   uint64_t ringBytes;
+  uint64_t stampKey;                                  // random, written once by the creator: see slotStamp
   alignas(kCacheLine) std::atomic<uint64_t> head;     // written by the sender only
   alignas(kCacheLine) std::atomic<uint64_t> tail;     // written by the receiver only
   alignas(kCacheLine) std::atomic<uint64_t> cmaDone;  // CMA messages the receiver has read; receiver only
@@ -61,8 +69,17 @@ struct MessageHeader {
   uint64_t length;   // payload bytes
   uint64_t address;  // Cma: the payload in the sender's address space; CmaList: the list of its pieces
   uint64_t cmaSeq;   // Cma, CmaList: 1 for the connection's first CMA message, then 2, ...
+  uint64_t stamp;    // slotStamp(its slot's position), written last: the header and what the slot holds are there
 };
-static_assert(sizeof(MessageHeader) <= kSlotBytes);
+// An inline payload this short lies in its slot, after the header (a slot holds no more than one message).
+inline constexpr size_t kSlotPayloadOffset = sizeof(MessageHeader);
+inline constexpr size_t kSlotPayloadBytes = kSlotBytes - kSlotPayloadOffset;
+static_assert(kSlotPayloadOffset % 8 == 0 && kSlotPayloadBytes >= 8);
+
+// The stamp of the slot at stream position `slot`: its position plus one (never 0, a fresh ring's bytes, and
+// never that of a slot a lap before), mixed with the connection's random key, so that stale payload bytes in
+// the slot (any value a user sent a lap before) do not pass for it but once in 2^64.
+inline uint64_t slotStamp(uint64_t slot, uint64_t key) { return (slot + 1) ^ key; }
 
 inline uint64_t alignUp(uint64_t v, uint64_t to) { return (v + to - 1) & ~(to - 1); }
 
@@ -73,11 +90,20 @@ class Ring {
   Ring(void* segment, uint64_t ringBytes)
       : header_(static_cast<SegmentHeader*>(segment)),
         data_(static_cast<unsigned char*>(segment) + kSegmentHeaderBytes),
-        capacity_(ringBytes) {}
+        capacity_(ringBytes),
+        stampKey_(header_->stampKey) {}
 
   SegmentHeader* header() const { return header_; }
   uint64_t capacity() const { return capacity_; }
   unsigned char* at(uint64_t pos) const { return data_ + (pos & (capacity_ - 1)); }
+
+  // The slot at stream position `slot` holds its message (stampSlot: after writing the rest of the slot).
+  void stampSlot(uint64_t slot) const {
+    stampOf(slot).store(slotStamp(slot, stampKey_), std::memory_order_release);
+  }
+  bool stamped(uint64_t slot) const {
+    return stampOf(slot).load(std::memory_order_acquire) == slotStamp(slot, stampKey_);
+  }
 
   // Copies n bytes to or from stream position pos, wrapping at the end of the ring.
   void copyIn(uint64_t pos, const void* src, size_t n) const {
@@ -94,9 +120,14 @@ class Ring {
   }
 
  private:
+  std::atomic_ref<uint64_t> stampOf(uint64_t slot) const {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(at(slot) + offsetof(MessageHeader, stamp)));
+  }
+
   SegmentHeader* header_ = nullptr;
   unsigned char* data_ = nullptr;
   uint64_t capacity_ = 0;
+  uint64_t stampKey_ = 0;
 };
 
 }  // namespace weft::shm

@@ -14,11 +14,12 @@ namespace weft::shm {
 void Connection::refreshTail() {
   uint64_t tail = ring_.header()->tail.load(std::memory_order_acquire);
   seenTail_.store(tail, std::memory_order_relaxed);
-  // The receiver can only consume what we published; anything else is a corrupt (or hostile) segment.
-  if (tail < tailSeen_ || tail > published_) {
+  // The receiver can only consume what we wrote (it finds a slot by its stamp before we publish head);
+  // anything else is a corrupt (or hostile) segment.
+  if (tail < tailSeen_ || tail > ringHead_) {
     fail(weftRemoteError, "the ring is corrupt (tail %llu outside [%llu, %llu])",
          static_cast<unsigned long long>(tail), static_cast<unsigned long long>(tailSeen_),
-         static_cast<unsigned long long>(published_));
+         static_cast<unsigned long long>(ringHead_));
     return;
   }
   tailSeen_ = tail;
@@ -71,8 +72,9 @@ bool Connection::writeRecords() {
       if (r->length > kInlineMaxBytes && !replied_) break;
       r->cma = r->length > kInlineMaxBytes && cma_ && (r->pieces == nullptr || r->count <= int{kMaxCmaPieces});
       uint64_t slot = alignUp(ringHead_, kSlotBytes);
+      const bool inSlot = !r->cma && r->length <= kSlotPayloadBytes;
       // A small message goes in one piece when it fits, so that the receiver sees it whole in one look.
-      uint64_t want = slot + kSlotBytes + (r->cma || r->length > kInlineMaxBytes ? 0 : r->length);
+      uint64_t want = slot + kSlotBytes + (r->cma || inSlot || r->length > kInlineMaxBytes ? 0 : r->length);
       if (want - tailSeen_ > capacity) {
         refreshTail();
         if (error_ != weftSuccess) return true;
@@ -93,7 +95,9 @@ bool Connection::writeRecords() {
         h.pieces = r->pieces != nullptr ? static_cast<uint32_t>(r->count) : 0;
         h.cmaSeq = r->cmaSeq = ++cmaCount_;
       }
-      std::memcpy(ring_.at(slot), &h, sizeof(h));
+      if (inSlot && r->length > 0) copyPayload(r, slot + kSlotPayloadOffset, r->length);
+      std::memcpy(ring_.at(slot), &h, offsetof(MessageHeader, stamp));
+      ring_.stampSlot(slot);
       ringHead_ = slot + kSlotBytes;
       r->started = true;
       moved = true;
@@ -148,7 +152,8 @@ bool Connection::completeSends() {
 void Connection::refreshHead() {
   uint64_t head = ring_.header()->head.load(std::memory_order_acquire);
   seenHead_.store(head, std::memory_order_relaxed);
-  if (head < headSeen_ || head - ringTail_ > ring_.capacity()) {
+  // Head may trail our tail: we take a slot by its stamp, which the sender writes before it publishes head.
+  if (head < headSeen_ || (head > ringTail_ && head - ringTail_ > ring_.capacity())) {
     fail(weftRemoteError, "the ring is corrupt (head %llu, tail %llu, capacity %llu)",
          static_cast<unsigned long long>(head), static_cast<unsigned long long>(ringTail_),
          static_cast<unsigned long long>(ring_.capacity()));
@@ -182,11 +187,12 @@ bool Connection::progressRecv() {
       }
     }
     while (r->payloadDone < r->length) {
-      uint64_t ready = headSeen_ - ringTail_;
+      auto readyBytes = [&] { return headSeen_ > ringTail_ ? headSeen_ - ringTail_ : 0; };
+      uint64_t ready = readyBytes();
       if (ready == 0) {
         refreshHead();
         if (error_ != weftSuccess) break;
-        ready = headSeen_ - ringTail_;
+        ready = readyBytes();
         if (ready == 0) break;
       }
       size_t n = static_cast<size_t>(std::min<uint64_t>({ready, r->length - r->payloadDone, publishStep_}));
@@ -210,9 +216,17 @@ bool Connection::progressRecv() {
 
 bool Connection::readHeader(Request* r) {
   uint64_t slot = alignUp(ringTail_, kSlotBytes);
-  if (headSeen_ < slot + kSlotBytes) {
+  if (!ring_.stamped(slot)) {
+    // Not there yet. Head too, so that a waiting owner's mayProgress compares against what we saw.
     refreshHead();
-    if (error_ != weftSuccess || headSeen_ < slot + kSlotBytes) return false;
+    if (error_ != weftSuccess) return false;
+    if (!ring_.stamped(slot)) {
+      if (headSeen_ >= slot + kSlotBytes) {
+        fail(weftRemoteError, "no message in the slot at %llu below head %llu: the ring is corrupt",
+             static_cast<unsigned long long>(slot), static_cast<unsigned long long>(headSeen_));
+      }
+      return false;
+    }
   }
   // A copy first: the checks must hold for what is used, whatever the other side writes meanwhile.
   MessageHeader h;
@@ -250,6 +264,8 @@ bool Connection::readHeader(Request* r) {
   r->cma = cma;
   r->remote = h.address;
   r->remotePieces = cmaList ? h.pieces : 0;
+  if (!cma && r->length <= kSlotPayloadBytes && r->length > 0)
+    copyPayload(r, slot + kSlotPayloadOffset, r->length);
   return true;
 }
 
