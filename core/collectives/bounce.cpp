@@ -56,7 +56,12 @@ namespace {
 // instead of process_vm_readv: 1 MiB 213-247 -> 133-136 us, 4 MiB 1016-1087 -> 543-555 us, 16 MiB 4.5-5.5 ->
 // 2.9-3.5 ms (Open MPI / Weft 1.5 -> 2.2-2.9 at 1 MiB). With a CPU per rank (np 2) the root's extra copy cost
 // more than the non-root saved (256 KiB-4 MiB 1.2-1.4x slower; the root already writes part of each output,
-// plugins/shm/README.md), so there it does not bounce.
+// plugins/shm/README.md), so there it does not bounce. Below kBroadcastBounceFromBytes it does not either: on
+// the Zen 4 box (np 4 on 2 vCPUs, 2026-12-01, three alternating launches each, Open MPI / Weft bounced against
+// direct) 128 KiB read 0.43-0.63 against 0.86-1.12, 256 KiB 0.54-0.60 against 0.78-0.90, 512 KiB 0.42-1.08
+// against 0.75-1.11, 1 MiB 0.68-1.37 against 1.13-1.37, and from 2 MiB the bounce won again in most launches
+// (8 MiB 1.45-2.20 against 1.01-1.65): the copies through the lane buffer fell into the slow mode described
+// for Reduce above.
 //
 // An AllGather's peers read only its input, and every rank's output takes the same shape, so there are no
 // pieces: where the host's ranks outnumber its CPUs a rank whose input is not host memory copies all of it
@@ -77,6 +82,7 @@ constexpr size_t kBounceFromBytes = size_t{64} << 10;
 constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 constexpr size_t kWholeInputMostBytes = size_t{4} << 20;
 constexpr size_t kReduceBounceFromBytesWithCpuPerRank = size_t{4} << 20;
+constexpr size_t kBroadcastBounceFromBytes = size_t{1} << 20;
 
 // An AllGather's input copied into the lane buffer, run from there.
 bool runGatherFromBounce(Backend& backend, weftComm& comm, const CollArgs& args, size_t bytes) {
@@ -145,7 +151,7 @@ bool runBouncedOnBackend(Backend& backend, const Op& op, const CollArgs& args) {
       return (cpusShared || bytes >= kReduceBounceFromBytesWithCpuPerRank) &&
              runPiecesThroughBounce(backend, op, args);
     case OpKind::Broadcast:
-      return cpusShared && runPiecesThroughBounce(backend, op, args);
+      return cpusShared && bytes >= kBroadcastBounceFromBytes && runPiecesThroughBounce(backend, op, args);
     case OpKind::AllGather:
       return cpusShared && bytes <= kWholeInputMostBytes && !isHostMemory(args.sendbuff, bytes) &&
              runGatherFromBounce(backend, comm, args, bytes);
