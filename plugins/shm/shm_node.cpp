@@ -50,6 +50,12 @@ static_assert(sizeof(NodeAddress) <= WEFT_BACKEND_ADDRESS_BYTES);
 // reading them by CMA up to 256 KiB. Measured 2026-11-28 at 2 and 4 ranks: plugins/shm/README.md.
 constexpr size_t kReduceStageBytes = size_t{32} * 1024;
 constexpr size_t kMoveStageBytes = size_t{64} * 1024;
+// With a CPU per rank an AllGather stages blocks of up to 32 KiB only. On the 2-vCPU EPYC Zen 4 box
+// (2026-12-01) both ranks' copies into their segments, whose lines the peer had read in the call before, fell
+// into a slow mode in most launches (taking the lines back from the other vCPU's cache): np 2, 64 KiB blocks,
+// Open MPI / Weft 0.48-0.77 staged against 1.02-1.10 by process_vm_readv; fused groups of 100 x 64 KiB
+// within the noise. (With ranks sharing CPUs staging stays far ahead: np 4, 8-32 KiB blocks, 2.99-3.35.)
+constexpr size_t kGatherStageBytesWithCpuPerRank = size_t{32} * 1024;
 std::string errnoText(int err) { return std::strerror(err); }
 
 }  // namespace
@@ -195,6 +201,7 @@ size_t NodeComm::stageLimit(weftCollType_t coll) const {
     case weftCollReduceScatter:
       return stageBytes_;
     case weftCollAllGather:
+      return std::min(stageBytes_, cpuPerRank() ? kGatherStageBytesWithCpuPerRank : kMoveStageBytes);
     case weftCollAllToAll:
     case weftCollBroadcast:
       return std::min(stageBytes_, kMoveStageBytes);
