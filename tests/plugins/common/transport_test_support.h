@@ -136,6 +136,22 @@ inline void closePair(Pair& p) {
   }
 }
 
+// Brings up a fresh plugin context (its settings from the environment the test set), connects one pair through
+// its own listener, runs body(ctx, pair), and takes it all down again.
+template <typename Body>
+void withFreshContextPair(Body body) {
+  void* ctx = nullptr;
+  ASSERT_EQ(gPlugin->init(&kHost, &ctx), weftSuccess);
+  unsigned char handle[WEFT_NET_HANDLE_BYTES];
+  void* l = nullptr;
+  ASSERT_EQ(gOps->listen(ctx, kToken, handle, &l), weftSuccess);
+  Pair p = connectPair(ctx, l, handle, kToken, 3);
+  if (p.send != nullptr && p.recv != nullptr) body(ctx, p);
+  closePair(p);
+  EXPECT_EQ(gOps->closeListen(l), weftSuccess);
+  EXPECT_EQ(gPlugin->finalize(ctx), weftSuccess);
+}
+
 // A fixture's listener and the connections a test made through it (newPair), closed when the test ends.
 // The derived fixture brings up its plugin context, then calls listenOn(ctx) in SetUp and closeAll() in
 // TearDown (before it finalizes the context).

@@ -939,18 +939,7 @@ TEST_F(ShmInit, BadSettingsFail) {
 // Sends `sizes` through a fresh context's connection over the smallest ring (64 KiB) and checks every message.
 void roundTripOnSmallestRing(const std::vector<size_t>& sizes) {
   setenv("WEFT_SHM_RING_BYTES", "64K", 1);
-  void* ctx = nullptr;
-  ASSERT_EQ(gPlugin->init(&kHost, &ctx), weftSuccess);
-  unsigned char handle[WEFT_NET_HANDLE_BYTES];
-  void* l = nullptr;
-  ASSERT_EQ(gOps->listen(ctx, kToken, handle, &l), weftSuccess);
-  Pair p = connectPair(ctx, l, handle, kToken, 3);
-  ASSERT_NE(p.send, nullptr);
-  ASSERT_NE(p.recv, nullptr);
-  roundTrip(ctx, p, sizes, 0, kOrder);
-  closePair(p);
-  EXPECT_EQ(gOps->closeListen(l), weftSuccess);
-  EXPECT_EQ(gPlugin->finalize(ctx), weftSuccess);
+  withFreshContextPair([&](void* ctx, Pair& p) { roundTrip(ctx, p, sizes, 0, kOrder); });
 }
 
 // The smallest ring: every large message wraps many times, through the ring or by CMA.

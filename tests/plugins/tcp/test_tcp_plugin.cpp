@@ -521,18 +521,7 @@ TEST_F(TcpPluginInit, DefaultInterfaceWorks) {
 TEST_F(TcpPluginInit, VecRoundTripSmallSocketBuffers) {
   ASSERT_NE(gVec, nullptr);
   setenv("WEFT_SOCKET_BUFFER", "32K", 1);
-  void* ctx = nullptr;
-  ASSERT_EQ(gPlugin->init(&kHost, &ctx), weftSuccess);
-  unsigned char handle[WEFT_NET_HANDLE_BYTES];
-  void* l = nullptr;
-  ASSERT_EQ(gOps->listen(ctx, kToken, handle, &l), weftSuccess);
-  Pair p = connectPair(ctx, l, handle, kToken, 3);
-  ASSERT_NE(p.send, nullptr);
-  ASSERT_NE(p.recv, nullptr);
-  vecRoundTrip(ctx, p, 3, 120);
-  closePair(p);
-  EXPECT_EQ(gOps->closeListen(l), weftSuccess);
-  EXPECT_EQ(gPlugin->finalize(ctx), weftSuccess);
+  withFreshContextPair([](void* ctx, Pair& p) { vecRoundTrip(ctx, p, 3, 120); });
 }
 
 TEST_F(TcpPluginInit, ExactNameAndIpv6) {
