@@ -4,8 +4,10 @@ exits 0. Runs commperf on 2 ranks through the given mpirun command line.
 
 Usage: check_cli.py COMMPERF GLOO_BUILT(0|1) MPIRUN...
 """
+import os
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 CRASH_SIGNS = ("Segmentation", "core dumped", "terminate called", "MPI_ABORT", "Aborted", "signal")
@@ -59,12 +61,16 @@ def main():
     problems = []
 
     def launch(args):
-        """One 2-rank launch; most of its second is mpirun starting up, so three run at once."""
-        try:
-            return subprocess.run(mpirun + ["-np", "2", commperf] + args, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            return None
+        """One 2-rank launch; most of its second is mpirun starting up, so three run at once. Each gets a session
+        directory of its own: Open MPI 4.1's mpirun, started alongside another, can fail creating the shared
+        /tmp/ompi.HOST.UID ("mkdir ... File exists", seen once in CI on 2026-12-01)."""
+        with tempfile.TemporaryDirectory(prefix="weft-check-cli-") as session:
+            env = dict(os.environ, OMPI_MCA_orte_tmpdir_base=session)
+            try:
+                return subprocess.run(mpirun + ["-np", "2", commperf] + args, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, timeout=120, env=env)
+            except subprocess.TimeoutExpired:
+                return None
 
     with ThreadPoolExecutor(max_workers=3) as pool:
         runs = list(pool.map(launch, [args for args, _ in cases]))
