@@ -1,5 +1,4 @@
 // The sender's side of connection setup: create the segment, connect the Unix socket, send the hello.
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,11 +29,7 @@ weftResult_t start(Context* ctx, PendingConnect& pc) {
   header->magic = kSegmentMagic;
   header->version = kSegmentVersion;
   header->ringBytes = ctx->ringBytes();
-  if (getrandom(&header->stampKey, sizeof(header->stampKey), 0) !=
-      static_cast<ssize_t>(sizeof(header->stampKey))) {
-    header->stampKey =
-        reinterpret_cast<uint64_t>(header) ^ (static_cast<uint64_t>(getpid()) << 32) ^ 0x9e3779b97f4a7c15ULL;
-  }
+  header->stampKey = randomWord(header);
   Hello hello;
   hello.flags = ctx->cmaEnabled() ? kHelloOffersCma : 0;
   hello.jobToken = pc.jobToken;

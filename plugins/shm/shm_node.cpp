@@ -1,7 +1,6 @@
 #include "shm_node.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -98,10 +97,7 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
   std::string error;
   ownFd_ = createSegment("weft-shm-node", segmentBytes_, &own_, &error);
   if (ownFd_ < 0) throw NodeError{weftSystemError, error};
-  uint64_t cookie = 0;
-  if (getrandom(&cookie, sizeof(cookie), 0) != static_cast<ssize_t>(sizeof(cookie))) {
-    cookie = reinterpret_cast<uint64_t>(this) ^ 0x9e3779b97f4a7c15ULL;
-  }
+  uint64_t cookie = randomWord(this);
   mine()->doorbell.magic = kDoorbellMagic;
   mine()->cookie = cookie;
 }

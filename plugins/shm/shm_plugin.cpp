@@ -1,7 +1,6 @@
 // The plugin's entry table: init/finalize/properties, and the transport calls through the shared C ABI
 // boundary (plugins/common/transport_boundary.h: argument checks, no exception escapes).
 #include <strings.h>
-#include <sys/random.h>
 
 #include <cerrno>
 #include <climits>
@@ -125,10 +124,7 @@ weftResult_t shmInit(const weftPluginHost_v1* host, void** ctx) {
       cmaOff = std::string("process_vm_readv: ") + std::strerror(err);
       settings.cma = false;
     }
-    uint64_t probe = 0;
-    if (getrandom(&probe, sizeof(probe), 0) != static_cast<ssize_t>(sizeof(probe))) {
-      probe = reinterpret_cast<uint64_t>(&probe) ^ 0x9e3779b97f4a7c15ULL;  // only has to be unlikely elsewhere
-    }
+    uint64_t probe = randomWord(&settings);
     Mapping doorbell;
     std::string error;
     int fd = createSegment("weft-shm-doorbell", kDoorbellBytes, &doorbell, &error);

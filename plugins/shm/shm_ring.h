@@ -75,6 +75,7 @@ struct MessageHeader {
 inline constexpr size_t kSlotPayloadOffset = sizeof(MessageHeader);
 inline constexpr size_t kSlotPayloadBytes = kSlotBytes - kSlotPayloadOffset;
 static_assert(kSlotPayloadOffset % 8 == 0 && kSlotPayloadBytes >= 8);
+inline bool payloadInSlot(bool cma, uint64_t length) { return !cma && length <= kSlotPayloadBytes; }
 
 // The stamp of the slot at stream position `slot`: its position plus one (never 0, a fresh ring's bytes, and
 // never that of a slot a lap before), mixed with the connection's random key, so that stale payload bytes in

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +101,14 @@ bool mapPeerSegment(int fd, size_t bytes, Mapping* mapping, std::string* error, 
     return false;
   }
   return mapShared(fd, bytes, mapping, error, populate);
+}
+
+uint64_t randomWord(const void* seed) {
+  uint64_t word = 0;
+  if (getrandom(&word, sizeof(word), 0) != static_cast<ssize_t>(sizeof(word))) {
+    word = reinterpret_cast<uint64_t>(seed) ^ (static_cast<uint64_t>(getpid()) << 32) ^ 0x9e3779b97f4a7c15ULL;
+  }
+  return word;
 }
 
 }  // namespace weft::shm

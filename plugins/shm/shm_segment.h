@@ -5,6 +5,7 @@
 #define WEFT_PLUGINS_SHM_SEGMENT_H
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace weft::shm {
@@ -40,6 +41,10 @@ class Mapping {
 // with the pages already faulted in (first touch is slow: paying it here keeps it out of the first message).
 // Returns the fd (the caller closes it) or -1 with *error set.
 int createSegment(const char* name, size_t bytes, Mapping* mapping, std::string* error);
+
+// 64 random bits for the keys and cookies written into segments; should getrandom fail, bits mixed from `seed`
+// (an address of the caller's) and the pid, which only have to be unlikely elsewhere.
+uint64_t randomWord(const void* seed);
 
 // Maps a segment received from a peer after checking that it is exactly `bytes` long and sealed against
 // shrinking; populate: fault every page in now (a peer's weftMemAlloc buffer is not: it may be large and

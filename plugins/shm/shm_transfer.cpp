@@ -72,7 +72,7 @@ bool Connection::writeRecords() {
       if (r->length > kInlineMaxBytes && !replied_) break;
       r->cma = r->length > kInlineMaxBytes && cma_ && (r->pieces == nullptr || r->count <= int{kMaxCmaPieces});
       uint64_t slot = alignUp(ringHead_, kSlotBytes);
-      const bool inSlot = !r->cma && r->length <= kSlotPayloadBytes;
+      const bool inSlot = payloadInSlot(r->cma, r->length);
       // A small message goes in one piece when it fits, so that the receiver sees it whole in one look.
       uint64_t want = slot + kSlotBytes + (r->cma || inSlot || r->length > kInlineMaxBytes ? 0 : r->length);
       if (want - tailSeen_ > capacity) {
@@ -264,8 +264,7 @@ bool Connection::readHeader(Request* r) {
   r->cma = cma;
   r->remote = h.address;
   r->remotePieces = cmaList ? h.pieces : 0;
-  if (!cma && r->length <= kSlotPayloadBytes && r->length > 0)
-    copyPayload(r, slot + kSlotPayloadOffset, r->length);
+  if (payloadInSlot(cma, r->length) && r->length > 0) copyPayload(r, slot + kSlotPayloadOffset, r->length);
   return true;
 }
 
