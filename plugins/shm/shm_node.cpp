@@ -19,8 +19,9 @@ namespace {
 
 constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
 // 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask; 4: the table of shared buffers;
-// 5: a staging ring instead of slots (the descriptor says where), inline inputs of up to 256 bytes.
-constexpr uint32_t kAddressVersion = 5;
+// 5: a staging ring instead of slots (the descriptor says where), inline inputs of up to 256 bytes;
+// 6: WEFT_SHM_CMA_COST.
+constexpr uint32_t kAddressVersion = 6;
 constexpr size_t kControlBytes = size_t{16} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
 
@@ -35,6 +36,7 @@ struct NodeAddress {
   uint64_t cookie;
   uint64_t controlAddr;  // where the segment is mapped in the owner: read with CMA to test it
   uint32_t cma;          // 1 when this rank may use CMA
+  uint32_t cmaCost;      // CmaCost: every rank must say the same
   // The CPUs this rank may run on (shm_cpus.h): CPU i is bit i % 64 of word i / 64, for the first 512
   // CPUs; the ones beyond are only counted (in the union, as if no other rank had them).
   uint32_t cpusBeyondMask;
@@ -55,6 +57,11 @@ constexpr size_t kMoveStageBytes = size_t{64} * 1024;
 // Open MPI / Weft 0.48-0.77 staged against 1.02-1.10 by process_vm_readv; fused groups of 100 x 64 KiB
 // within the noise. (With ranks sharing CPUs staging stays far ahead: np 4, 8-32 KiB blocks, 2.99-3.35.)
 constexpr size_t kGatherStageBytesWithCpuPerRank = size_t{32} * 1024;
+// Where CMA is cheap (directCopies(), shm_node_calibrate.cpp), AllGather, AllToAll and Broadcast stage only
+// up to this. 2-vCPU Xeon (KVM), np 2, 2026-12-02, commperf sizes staged -> direct: AllGather 32 KiB
+// 2.7 -> 2.2 us, 64 KiB 4.2 -> 3.2; AllToAll 3.0 -> 2.3, 4.4 -> 2.9; Broadcast 2.45 -> 2.05, 4.5 -> 2.9;
+// at 16 KiB within 10 % either way, at 8 KiB and below staging won (AllToAll 4 KiB 1.1 against 1.3).
+constexpr size_t kCopyStageBytesWhereCmaIsCheap = size_t{16} * 1024;
 std::string errnoText(int err) { return std::strerror(err); }
 
 }  // namespace
@@ -87,6 +94,7 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
       reduceKernel_(info.reduce),
       aborted_(info.aborted),
       hostComm_(info.hostComm),
+      ctx_(ctx),
       logHost_(ctx->host()),
       stageBytes_(ctx->settings().stageBytes),
       reduceAllBytes_(ctx->settings().reduceAllBytes),
@@ -118,6 +126,7 @@ void NodeComm::address(void* out) const {
   a.cookie = mine()->cookie;
   a.controlAddr = reinterpret_cast<uint64_t>(mine());
   a.cma = cma_ ? 1 : 0;
+  a.cmaCost = static_cast<uint32_t>(ctx_->settings().cmaCost);
   fillCpuMask(a.cpuMask, a.cpusBeyondMask);
   std::memset(out, 0, WEFT_BACKEND_ADDRESS_BYTES);
   std::memcpy(out, &a, sizeof a);
@@ -136,6 +145,11 @@ bool NodeComm::connect(const unsigned char* addresses) {
     if (a.stageBytes != stageBytes_ || a.segmentBytes != segmentBytes_) {
       error_ = "rank " + std::to_string(r) + " uses WEFT_SHM_STAGE_BYTES=" + std::to_string(a.stageBytes) +
                ", this rank " + std::to_string(stageBytes_) + ": set it alike on every rank";
+      return false;
+    }
+    if (a.cmaCost != static_cast<uint32_t>(ctx_->settings().cmaCost)) {
+      error_ = "rank " + std::to_string(r) +
+               " has another WEFT_SHM_CMA_COST than this rank: set it alike on every rank";
       return false;
     }
     cmaEverywhere = cmaEverywhere && a.cma == 1;
@@ -197,10 +211,12 @@ size_t NodeComm::stageLimit(weftCollType_t coll) const {
     case weftCollReduceScatter:
       return stageBytes_;
     case weftCollAllGather:
-      return std::min(stageBytes_, cpuPerRank() ? kGatherStageBytesWithCpuPerRank : kMoveStageBytes);
+      return std::min(stageBytes_, directCopies_  ? kCopyStageBytesWhereCmaIsCheap
+                                   : cpuPerRank() ? kGatherStageBytesWithCpuPerRank
+                                                  : kMoveStageBytes);
     case weftCollAllToAll:
     case weftCollBroadcast:
-      return std::min(stageBytes_, kMoveStageBytes);
+      return std::min(stageBytes_, directCopies_ ? kCopyStageBytesWhereCmaIsCheap : kMoveStageBytes);
     default:
       return std::min(stageBytes_, kReduceStageBytes);
   }
@@ -231,6 +247,10 @@ weftResult_t NodeComm::runAs(const weftBackendOp_v1& op, Body body) {
   if (ownFd_ >= 0) {  // every peer opened it during setup; nothing needs it any more
     closeFd(ownFd_);
     ownFd_ = -1;
+  }
+  if (!calibrated_) {
+    calibrated_ = true;  // first: calibrate() runs its collectives through here
+    if (weftResult_t r = calibrate(); r != weftSuccess) return r;
   }
   current_ = &op;
   try {

@@ -138,9 +138,12 @@ class NodeComm {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   // The largest input (per rank) a collective stages, one call or several batched into one step: all of
-  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 64 KiB for AllGather, AllToAll and Broadcast, 32 KiB for
-  // AllReduce and Reduce. Larger ones go direct by CMA.
+  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 64 KiB for AllGather, AllToAll and Broadcast (16 KiB
+  // where directCopies()), 32 KiB for AllReduce and Reduce. Larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
+  // Whether AllGather, AllToAll and Broadcast go direct from 16 KiB: CMA is cheap on this host and every rank
+  // has a CPU (alike on every rank; decided by calibrate(), at the first collective).
+  bool directCopies() const { return directCopies_; }
   size_t reduceAllBytes() const { return reduceAllBytes_; }
   // Every rank has a CPU of its own (alike on every rank): a rank that would wait idle can take on work.
   bool cpuPerRank() const { return spin_; }
@@ -254,6 +257,9 @@ class NodeComm {
   // Runs body as collective `op` (begin, count, errors).
   template <typename Body>
   weftResult_t runAs(const weftBackendOp_v1& op, Body body);
+  // Before the first collective: decides directCopies() (shm_node_calibrate.cpp), by timing AllGathers both
+  // ways where WEFT_SHM_CMA_COST says to measure, and tells the context (its transport follows).
+  weftResult_t calibrate();
   bool allReached(uint64_t step) const;
   void checkDescriptor(int peer) const;
   // Rings the peers' doorbells for the steps published since the last ring (publish).
@@ -282,6 +288,7 @@ class NodeComm {
   void (*reduceKernel_)(void*, const void*, const void*, size_t, weftDataType_t, weftRedOp_t);
   int (*aborted_)(const void*);
   const void* hostComm_;
+  Context* ctx_;
   const weftPluginHost_v1* logHost_;  // for the log lines of connect
   // Throws when Weft aborted the communicator.
   void checkAborted() const;
@@ -304,6 +311,8 @@ class NodeComm {
   uint32_t stageIn_ = 0;              // the current collective's areas (kStageAlign units), published with it
   uint32_t stageOut_ = 0;
   bool spin_ = false;  // at most one rank per CPU: waiting may spin before it yields
+  bool calibrated_ = false;
+  bool directCopies_ = false;
   std::vector<unsigned char> scratch_;
   uint64_t tableReleases_ = 0;                  // sharedReleases() when our table was last checked
   uint64_t tableUse_[kSharedRegionSlots] = {};  // when each slot of our table was last used

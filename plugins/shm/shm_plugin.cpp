@@ -103,6 +103,19 @@ weftResult_t readSettings(const weftPluginHost_v1* host, Settings* settings) {
     logf(host, weftLogError, "init: WEFT_SHM_CMA=%s is not 0 or 1", c);
     return weftInvalidArgument;
   }
+  settings->cmaCost = CmaCost::Measure;
+  if (const char* c = config("WEFT_SHM_CMA_COST")) {
+    if (std::strcmp(c, "measure") == 0) {
+      settings->cmaCost = CmaCost::Measure;
+    } else if (std::strcmp(c, "high") == 0) {
+      settings->cmaCost = CmaCost::High;
+    } else if (std::strcmp(c, "low") == 0) {
+      settings->cmaCost = CmaCost::Low;
+    } else {
+      logf(host, weftLogError, "init: WEFT_SHM_CMA_COST=%s is not measure, high or low", c);
+      return weftInvalidArgument;
+    }
+  }
   return weftSuccess;
 }
 
@@ -141,8 +154,9 @@ weftResult_t shmInit(const weftPluginHost_v1* host, void** ctx) {
       throw;
     }
     if (!cmaOff.empty()) c->cmaUnavailable(cmaOff);
-    logf(host, weftLogDebug, "%zu-byte ring per connection; messages above %zu bytes %s", settings.ringBytes,
-         kInlineMaxBytes, settings.cma ? "by CMA (single copy)" : "in pieces through the ring");
+    logf(host, weftLogDebug, "%zu-byte ring per connection; messages above %zu bytes (%zu where CMA is cheap) %s",
+         settings.ringBytes, kInlineMaxBytes, kInlineMaxBytesWhereCmaIsCheap,
+         settings.cma ? "by CMA (single copy)" : "in pieces through the ring");
     *ctx = c;
     return weftSuccess;
   });

@@ -3,6 +3,7 @@
 // mismatched calls, a silent peer (WEFT_TIMEOUT) and bad arguments.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -103,7 +104,7 @@ class NodeGroup {
 float input(int rank, size_t i) { return static_cast<float>((rank * 7 + static_cast<int>(i % 13)) % 11) - 5.0f; }
 
 // Every collective, out of place, on buffers of count * p floats per rank (send[r], recv[r]), against a
-// sequential reference.
+// sequential reference (p >= 2).
 void checkEveryCollective(NodeGroup& g, const std::vector<float*>& send, const std::vector<float*>& recv,
                           size_t count) {
   const int p = g.size();
@@ -160,11 +161,12 @@ void checkEveryCollective(NodeGroup& g, const std::vector<float*>& send, const s
     for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[r][i], input(1, i)) << "broadcast rank " << r;
   }
   reset();
-  allOk(g.run(op(weftCollReduce, 2)));
+  const int reduceRoot = p - 1;  // not rank 0, which checks that non-roots' outputs stay untouched
+  allOk(g.run(op(weftCollReduce, reduceRoot)));
   for (size_t i = 0; i < count; ++i) {
     double want = 0;
     for (int q = 0; q < p; ++q) want += input(q, i);
-    ASSERT_EQ(recv[2][i], static_cast<float>(want)) << "reduce";
+    ASSERT_EQ(recv[reduceRoot][i], static_cast<float>(want)) << "reduce";
   }
   EXPECT_EQ(recv[0][0], -999.0f) << "reduce wrote a non-root's output";
 }
@@ -184,6 +186,48 @@ TEST_P(NodeCollectives, MatchSequentialReference) {
   std::vector<std::vector<float>> send(g.size(), std::vector<float>(count * g.size()));
   std::vector<std::vector<float>> recv = send;
   checkEveryCollective(g, pointers(send), pointers(recv), count);
+}
+
+// Where CMA is cheap (WEFT_SHM_CMA_COST=low, or measured so) AllGather, AllToAll and Broadcast go direct from
+// 16 KiB rather than from 32-64 KiB; both settings, at sizes on either side of both limits, give the
+// sequential reference's results. (At 2 ranks: the limits move only where every rank has a CPU.)
+class CmaCostSetting : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CmaCostSetting, EveryCollectiveMatchesReference) {
+  ASSERT_EQ(setenv("WEFT_SHM_CMA_COST", GetParam(), 1), 0);
+  for (size_t count : {size_t{1000}, size_t{3000}, size_t{6000}, size_t{12000}, size_t{40000}}) {
+    NodeGroup g(2);
+    std::vector<std::vector<float>> send(g.size(), std::vector<float>(count * g.size()));
+    std::vector<std::vector<float>> recv = send;
+    checkEveryCollective(g, pointers(send), pointers(recv), count);
+  }
+  unsetenv("WEFT_SHM_CMA_COST");
+}
+
+INSTANTIATE_TEST_SUITE_P(Settings, CmaCostSetting, ::testing::Values("high", "low", "measure"));
+
+// By default the first collective of a communicator whose ranks each have a CPU times both paths and says
+// what it found, once (rank 0); ranks sharing CPUs do not measure.
+TEST(NodeBackend, FirstCollectiveMeasuresCmaOnceWhereRanksHaveCpus) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  const bool measures = CPU_COUNT(&cpus) >= 2;
+  const size_t before = logLinesWith("node backend: CMA is ");
+  {
+    NodeGroup g(2);
+    std::vector<std::vector<float>> send(2, std::vector<float>(64, 1.0f));
+    std::vector<std::vector<float>> recv = send;
+    checkEveryCollective(g, pointers(send), pointers(recv), 32);
+  }
+  EXPECT_EQ(logLinesWith("node backend: CMA is ") - before, measures ? 1u : 0u);
+  {
+    NodeGroup g(CPU_COUNT(&cpus) + 1);  // more ranks than CPUs
+    std::vector<std::vector<float>> send(g.size(), std::vector<float>(64 * g.size(), 1.0f));
+    std::vector<std::vector<float>> recv = send;
+    checkEveryCollective(g, pointers(send), pointers(recv), 64);
+  }
+  EXPECT_EQ(logLinesWith("node backend: CMA is ") - before, measures ? 1u : 0u);
 }
 
 // The staging ring under run-ahead: ranks that need not wait (a Broadcast's root, a Reduce's others) run up to
