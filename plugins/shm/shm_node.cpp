@@ -57,11 +57,13 @@ constexpr size_t kMoveStageBytes = size_t{64} * 1024;
 // Open MPI / Weft 0.48-0.77 staged against 1.02-1.10 by process_vm_readv; fused groups of 100 x 64 KiB
 // within the noise. (With ranks sharing CPUs staging stays far ahead: np 4, 8-32 KiB blocks, 2.99-3.35.)
 constexpr size_t kGatherStageBytesWithCpuPerRank = size_t{32} * 1024;
-// Where CMA is cheap (directCopies(), shm_node_calibrate.cpp), AllGather, AllToAll and Broadcast stage only
-// up to this. 2-vCPU Xeon (KVM), np 2, 2026-12-02, commperf sizes staged -> direct: AllGather 32 KiB
-// 2.7 -> 2.2 us, 64 KiB 4.2 -> 3.2; AllToAll 3.0 -> 2.3, 4.4 -> 2.9; Broadcast 2.45 -> 2.05, 4.5 -> 2.9;
-// at 16 KiB within 10 % either way, at 8 KiB and below staging won (AllToAll 4 KiB 1.1 against 1.3).
-constexpr size_t kCopyStageBytesWhereCmaIsCheap = size_t{16} * 1024;
+// Where CMA is cheap (directCopies(), shm_node_calibrate.cpp), AllGather and AllToAll stage blocks of up to
+// 4 KiB per rank, Broadcast up to 16 KiB. 2-vCPU Xeon (KVM), np 2, 2026-12-02, commperf sizes, staged ->
+// direct in us: AllGather 8 KiB 1.53 -> 1.38, 16 KiB 1.72 -> 1.59, 32 KiB 2.7 -> 2.2, 64 KiB 4.2 -> 3.2
+// (4 KiB 0.95 -> 1.26); AllToAll 16 KiB 1.8 -> 1.6, 32 KiB 3.0 -> 2.3, 64 KiB 4.4 -> 2.9 (8 KiB 1.3 -> 1.4);
+// Broadcast 32 KiB 2.45 -> 2.05, 64 KiB 4.5 -> 2.9 (16 KiB 1.2 -> 1.3).
+constexpr size_t kCopyBlockStageBytesWhereCmaIsCheap = size_t{4} * 1024;
+constexpr size_t kBroadcastStageBytesWhereCmaIsCheap = size_t{16} * 1024;
 std::string errnoText(int err) { return std::strerror(err); }
 
 }  // namespace
@@ -211,12 +213,15 @@ size_t NodeComm::stageLimit(weftCollType_t coll) const {
     case weftCollReduceScatter:
       return stageBytes_;
     case weftCollAllGather:
-      return std::min(stageBytes_, directCopies_  ? kCopyStageBytesWhereCmaIsCheap
+      return std::min(stageBytes_, directCopies_  ? kCopyBlockStageBytesWhereCmaIsCheap
                                    : cpuPerRank() ? kGatherStageBytesWithCpuPerRank
                                                   : kMoveStageBytes);
-    case weftCollAllToAll:
+    case weftCollAllToAll:  // its staged input: a block per rank
+      return std::min(stageBytes_, directCopies_
+                                       ? kCopyBlockStageBytesWhereCmaIsCheap * static_cast<size_t>(nranks_)
+                                       : kMoveStageBytes);
     case weftCollBroadcast:
-      return std::min(stageBytes_, directCopies_ ? kCopyStageBytesWhereCmaIsCheap : kMoveStageBytes);
+      return std::min(stageBytes_, directCopies_ ? kBroadcastStageBytesWhereCmaIsCheap : kMoveStageBytes);
     default:
       return std::min(stageBytes_, kReduceStageBytes);
   }

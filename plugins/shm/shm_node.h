@@ -138,11 +138,12 @@ class NodeComm {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   // The largest input (per rank) a collective stages, one call or several batched into one step: all of
-  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 64 KiB for AllGather, AllToAll and Broadcast (16 KiB
-  // where directCopies()), 32 KiB for AllReduce and Reduce. Larger ones go direct by CMA.
+  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 64 KiB for AllGather, AllToAll and Broadcast (where
+  // directCopies(): 4 KiB blocks per rank for AllGather and AllToAll, 16 KiB for Broadcast), 32 KiB for
+  // AllReduce and Reduce. Larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
-  // Whether AllGather, AllToAll and Broadcast go direct from 16 KiB: CMA is cheap on this host and every rank
-  // has a CPU (alike on every rank; decided by calibrate(), at the first collective).
+  // Whether AllGather, AllToAll and Broadcast go direct at the lower sizes above: CMA is cheap on this host
+  // and every rank has a CPU (alike on every rank; decided by calibrate(), at the first collective).
   bool directCopies() const { return directCopies_; }
   size_t reduceAllBytes() const { return reduceAllBytes_; }
   // Every rank has a CPU of its own (alike on every rank): a rank that would wait idle can take on work.

@@ -72,9 +72,11 @@ weftResult_t NodeComm::calibrate() {
   if (rank_ == 0) {
     logf(logHost_, weftLogInfo,
          "node backend: CMA is %s here (AllGather of %zu KiB blocks at %d ranks: %.2f us staged, %.2f direct, "
-         "medians of %d): AllGather, AllToAll and Broadcast stage up to %zu KiB; Send/Recv by CMA above %zu KiB",
+         "medians of %d): AllGather, AllToAll and Broadcast stage up to %zu, %zu and %zu bytes; Send/Recv by CMA "
+         "above %zu bytes",
          directCopies_ ? "cheap" : "costly", kProbeBlockBytes >> 10, nranks_, stagedUs, directUs, kProbePairs,
-         stageLimit(weftCollAllGather) >> 10, ctx_->inlineMaxBytes() >> 10);
+         stageLimit(weftCollAllGather), stageLimit(weftCollAllToAll), stageLimit(weftCollBroadcast),
+         ctx_->inlineMaxBytes());
   }
   return weftSuccess;
 }
