@@ -99,7 +99,12 @@ Backend::~Backend() { plugin_.plugin->backend->commDestroy(bcomm_); }
 
 const char* Backend::name() const { return plugin_.name.c_str(); }
 
-bool Backend::mapsHostMemory() const { return makesHostMemory(plugin_); }
+bool Backend::prefersHostMemory(weftCollType_t coll, const CollArgs& args) const {
+  if (!makesHostMemory(plugin_)) return false;
+  const weftBackendAdviceOps_v1* advice = plugin_.backendAdvice;
+  weftBackendOp_v1 op{coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
+  return advice == nullptr || advice->prefersPluginMemory(bcomm_, &op) != 0;
+}
 
 template <typename Call>
 void Backend::call(const char* operation, Call&& call) {

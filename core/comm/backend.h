@@ -30,9 +30,11 @@ class Backend {
   Backend& operator=(const Backend&) = delete;
 
   const char* name() const;
-  // Whether the plugin makes the host memory of weftMemAlloc and the lanes' buffers: its peers then map that
-  // memory and read it in place, which may beat their reading other memory (core/collectives/bounce.h).
-  bool mapsHostMemory() const;
+  // Whether the collective would run faster on buffers of the plugin's host memory (weftMemAlloc's, the
+  // lanes' buffers: the peers map it and read it in place) than on other memory, enough to copy other buffers
+  // there first (core/collectives/bounce.h): the plugin makes that memory and its advice extension, where
+  // offered, says so. Alike on every rank.
+  bool prefersHostMemory(weftCollType_t coll, const CollArgs& args) const;
   // Runs the collective when the backend accepts it (the decision is the same on every rank) and returns
   // true; false when Weft's own algorithms must run it. Throws the backend's error.
   bool run(weftCollType_t coll, const CollArgs& args, const char* operation);

@@ -151,7 +151,7 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     dlclose(library);
     return failed(attempt, std::string("init failed: ") + weftGetErrorString(r));
   }
-  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr, nullptr, nullptr, nullptr};
+  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr, nullptr, nullptr, nullptr, nullptr};
   if (plugin->getProperties) plugin->getProperties(context, &loaded.props);
   if (plugin->transport != nullptr) {
     loaded.transportVec = optionalExtension<weftTransportVecOps_v1>(
@@ -163,6 +163,9 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     loaded.backendList = optionalExtension<weftBackendListOps_v1>(
         library, name, WEFT_BACKEND_LIST_SYMBOL_V1,
         [](const auto& list) { return list.supportsList && list.runList; });
+    loaded.backendAdvice = optionalExtension<weftBackendAdviceOps_v1>(
+        library, name, WEFT_BACKEND_ADVICE_SYMBOL_V1,
+        [](const auto& advice) { return advice.prefersPluginMemory != nullptr; });
   }
   loaded.memory = optionalExtension<weftMemoryOps_v1>(
       library, name, WEFT_MEMORY_SYMBOL_V1, [](const auto& memory) { return memory.alloc && memory.free; });

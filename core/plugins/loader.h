@@ -19,6 +19,7 @@ struct LoadedPlugin {
   void* context = nullptr;  // from plugin->init
   weftTransportProps_v1 props{};
   const weftBackendListOps_v1* backendList = nullptr;      // the optional list extension of its backend
+  const weftBackendAdviceOps_v1* backendAdvice = nullptr;  // the optional advice of its backend
   const weftTransportVecOps_v1* transportVec = nullptr;    // the optional vectored messages of its transport
   const weftTransportPairOps_v1* transportPair = nullptr;  // the optional one wire both ways of its transport
   const weftMemoryOps_v1* memory = nullptr;                // the optional shared memory (weftMemAlloc)

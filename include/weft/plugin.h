@@ -213,6 +213,20 @@ typedef struct {
   weftResult_t (*runMany)(void* bcomm, const weftBackendOp_v1* ops, size_t numOps);
 } weftBackendListOps_v1;
 
+/* Optional extension of a backend: where it runs an operation fastest, so that Weft need not guess from
+ * constants measured on other hosts. A plugin offers it by exporting WEFT_BACKEND_ADVICE_SYMBOL_V1 next to
+ * its plugin table (with the memory extension below). */
+#define WEFT_BACKEND_ADVICE_SYMBOL_V1 "weftBackendAdvice_v1"
+typedef struct {
+  unsigned int abiVersion; /* must be 1 for this struct */
+  /* 1 when op runs faster on buffers of the plugin's memory (weftMemoryOps_v1) than on other memory, by
+   * enough that Weft should copy other buffers into its own memory of that kind and run op there; 0 when
+   * the backend is about as fast on any memory. Like supports, must depend only on what is equal on every
+   * rank; the answer may change once, at the communicator's first run (where a backend may measure).
+   * Without the extension Weft assumes 1 wherever the plugin offers memory. */
+  int (*prefersPluginMemory)(void* bcomm, const weftBackendOp_v1* op);
+} weftBackendAdviceOps_v1;
+
 /* Optional extension of a plugin: memory that its peers on this host can reach directly (weftMemAlloc).
  * A plugin offers it by exporting WEFT_MEMORY_SYMBOL_V1 next to its plugin table; weftMemAlloc uses the first
  * loaded plugin that does, and weftMemFree hands a buffer back to the plugin that made it. */

@@ -77,6 +77,11 @@ weftResult_t nodeRunMany(void* bcomm, const weftBackendOp_v1* ops, size_t numOps
   return plugins::guarded(logf, nullptr, "runMany", [&] { return node->runMany(ops, numOps); });
 }
 
+int nodePrefersPluginMemory(void* bcomm, const weftBackendOp_v1* op) {
+  if (bcomm == nullptr || op == nullptr) return 1;
+  return static_cast<NodeComm*>(bcomm)->directCopies() ? 0 : 1;
+}
+
 const char* nodeLastError(void* bcomm) {
   return bcomm == nullptr ? "no backend communicator" : static_cast<NodeComm*>(bcomm)->lastError();
 }
@@ -104,4 +109,15 @@ const weftBackendListOps_v1 weftBackendList_v1 = {
     .supportsList = weft::shm::nodeSupportsList,
     .runList = weft::shm::nodeRunList,
     .runMany = weft::shm::nodeRunMany,
+};
+
+// The advice extension (WEFT_BACKEND_ADVICE_SYMBOL_V1): copying into our memory first (Weft's bounce) pays
+// except where CMA is cheap (NodeComm::directCopies()).
+extern "C" {
+extern WEFT_API const weftBackendAdviceOps_v1 weftBackendAdvice_v1;
+}
+
+const weftBackendAdviceOps_v1 weftBackendAdvice_v1 = {
+    .abiVersion = 1,
+    .prefersPluginMemory = weft::shm::nodePrefersPluginMemory,
 };

@@ -120,7 +120,7 @@ TEST(PluginLoader, KeepsTcpTransportVecAndPair) {
 }
 
 // shm offers vectored messages too, and the backend's list extension.
-TEST(PluginLoader, KeepsShmTransportVecAndBackendList) {
+TEST(PluginLoader, KeepsShmTransportVecAndBackendListAndAdvice) {
   LogCapture log;
   LoadedPlugin plugin;
   LoadAttempt a = loadPlugin("shm", {WEFT_PLUGIN_BUILD_DIR}, plugin);
@@ -130,6 +130,8 @@ TEST(PluginLoader, KeepsShmTransportVecAndBackendList) {
   EXPECT_EQ(plugin.transportPair, nullptr);  // its connections are one-way rings
   EXPECT_NE(plugin.plugin->backend, nullptr);
   EXPECT_NE(plugin.backendList, nullptr);
+  ASSERT_NE(plugin.backendAdvice, nullptr);
+  EXPECT_EQ(plugin.backendAdvice->prefersPluginMemory(nullptr, nullptr), 1);  // no communicator: the default
   EXPECT_EQ(log.text().find("ignoring"), std::string::npos) << log.text();
   EXPECT_EQ(plugin.plugin->finalize(plugin.context), weftSuccess);
 }

@@ -48,7 +48,8 @@ def exported_extensions(path):
     done = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, timeout=60)
     check(done.returncode == 0, f"nm -D {path}: {done.stderr}")
     symbols = {line.split()[-1] for line in done.stdout.splitlines() if line.strip()}
-    known = ("weftTransportVec_v1", "weftTransportPair_v1", "weftBackendList_v1", "weftMemory_v1")
+    known = ("weftTransportVec_v1", "weftTransportPair_v1", "weftBackendList_v1", "weftBackendAdvice_v1",
+             "weftMemory_v1")
     return [s for s in known if s in symbols]
 
 
