@@ -53,6 +53,11 @@ const std::vector<Variable>& variables() {
        "shm node backend: the largest input a ReduceScatter stages per rank (AllGather, AllToAll, Broadcast: "
        "at most 64K; AllReduce, Reduce: 32K; "
        "a ring of 8 times this per communicator); larger inputs go by CMA (alike on every rank)"},
+      {"WEFT_SHM_CMA_COST", "measure",
+       "shm: measure (the first collective of a node backend whose ranks each have a CPU times a copy by CMA "
+       "against two through shared memory and sets its limits by it), high (the built-in limits) or low (the "
+       "limits for cheap CMA: copies direct from 4-16K, no bounce, Send/Recv by CMA above 4K); alike on every "
+       "rank"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
       {"WEFT_CHECK", "0",
