@@ -60,7 +60,8 @@ void freeBuffer(unsigned char* p) {
 
 // Warm-up first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M,
 // ...), so that none always runs right after the same other one.
-std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options, bool pause) {
+std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options, bool pause,
+                                            const std::function<void(size_t)>& touch) {
   for (const Side& side : sides)
     for (int i = 0; i < options.warmupIters; ++i) side();
   int rounds = options.rounds, iters = options.itersPerRound();
@@ -80,12 +81,23 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
       // library's turn it is (measured at 2 ranks: a cold barrier added about 10 us to one timed call of
       // Weft's in four rounds, and to none of Open MPI's, whose untimed call had warmed it).
       MPI_Barrier(MPI_COMM_WORLD);
+      if (touch) touch(s);
       sides[s]();
       MPI_Barrier(MPI_COMM_WORLD);
-      auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < iters; ++i) sides[s]();
-      auto stop = std::chrono::steady_clock::now();
-      local[s * rounds + r] = std::chrono::duration<double>(stop - start).count() / iters;
+      std::chrono::steady_clock::duration took{};
+      if (touch) {
+        for (int i = 0; i < iters; ++i) {
+          touch(s);
+          auto start = std::chrono::steady_clock::now();
+          sides[s]();
+          took += std::chrono::steady_clock::now() - start;
+        }
+      } else {
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; ++i) sides[s]();
+        took = std::chrono::steady_clock::now() - start;
+      }
+      local[s * rounds + r] = std::chrono::duration<double>(took).count() / iters;
     }
   }
   MPI_Allreduce(local.data(), global.data(), static_cast<int>(global.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -93,6 +105,12 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
   for (size_t s = 0; s < nsides; ++s)
     result[s].assign(global.begin() + s * rounds, global.begin() + (s + 1) * rounds);
   return result;
+}
+
+void touchLines(void* data, size_t bytes) {
+  auto* p = static_cast<volatile unsigned char*>(data);
+  for (size_t i = 0; i < bytes; i += 64) p[i] = p[i];
+  if (bytes > 0) p[bytes - 1] = p[bytes - 1];
 }
 
 void fillMeasure(Measure& m, const std::vector<double>& roundSec, double bytes, double busFactor) {
@@ -214,7 +232,10 @@ void Bench::measureWeft(const Row& row, const CollCounts& counts, bool inPlace, 
   CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
   fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
   std::vector<Side> sides{[&] { weftCheck(desc.call(args), desc.name, rank_); }};
-  auto times = timeRounds(sides, options_);
+  const size_t inputBytes = counts.sendCount * typeSize(row.type);
+  std::function<void(size_t)> touch;
+  if (options_.touchInput) touch = [&](size_t) { touchLines(const_cast<void*>(args.sendbuff), inputBytes); };
+  auto times = timeRounds(sides, options_, true, touch);
   double bytes = algBytes(desc, row.count, typeSize(row.type), nranks_);
   fillMeasure(m, times[0], bytes, desc.busFactor(nranks_));
   if (options_.check) {
@@ -258,7 +279,15 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
   const CallArgs inPlaceArgs = argsFor(row, counts, true);
   const bool inPlace = options_.peerInPlace && desc.hasInPlace;
   if (inPlace) sides.emplace_back([&] { weftCheck(desc.call(inPlaceArgs), desc.name, rank_); });
-  auto times = timeRounds(sides, options_);
+  const size_t inputBytes = counts.sendCount * typeSize(row.type);
+  std::function<void(size_t)> touch;
+  if (options_.touchInput) {
+    touch = [&](size_t side) {
+      const CallArgs& a = inPlace && side == sides.size() - 1 ? inPlaceArgs : args;
+      touchLines(const_cast<void*>(a.sendbuff), inputBytes);
+    };
+  }
+  auto times = timeRounds(sides, options_, true, touch);
   double bytes = algBytes(desc, row.count, typeSize(row.type), nranks_);
   fillMeasure(row.outOfPlace, times[0], bytes, desc.busFactor(nranks_));
   for (size_t p = 0; p < peers_.size(); ++p)

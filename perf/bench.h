@@ -30,9 +30,14 @@ using Side = std::function<void()>;
 // The timing loop the header describes, shared by the sweep (Bench) and --fusion (FusionBench): warm-up, then
 // options.rounds rounds in which every side, in rotating order, sleeps 2 ms (with more than one side, when
 // `pause`), makes one untimed call and then itersPerRound() timed ones. Seconds per call of each side in
-// each round, max across ranks: result[side][round]. Collective over MPI_COMM_WORLD.
+// each round, max across ranks: result[side][round]. Collective over MPI_COMM_WORLD. With `touch`, touch(side)
+// runs before every call of that side (the untimed one too) and only the calls are timed.
 std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options,
-                                            bool pause = true);
+                                            bool pause = true, const std::function<void(size_t)>& touch = {});
+
+// Rewrites every cache line of [data, data + bytes) with what it holds (--touch_input): the lines end up dirty
+// in this CPU's cache, as an input the application has just computed would be.
+void touchLines(void* data, size_t bytes);
 
 struct Measure {
   bool ran = false;     // false: no such form (in-place alltoall/sendrecv), or the peer cannot run it

@@ -31,6 +31,7 @@ enum LongOnly {
   kCalibrateTransport,
   kChoices,
   kPeerInPlace,
+  kTouchInput,
   kMemory
 };
 
@@ -62,6 +63,7 @@ const option kLongOptions[] = {
     {"calibrate-transport", required_argument, nullptr, kCalibrateTransport},
     {"choices", required_argument, nullptr, kChoices},
     {"peer_in_place", no_argument, nullptr, kPeerInPlace},
+    {"touch_input", no_argument, nullptr, kTouchInput},
     {"memory", required_argument, nullptr, kMemory},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
@@ -234,6 +236,9 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
       case kPeerInPlace:
         options.peerInPlace = true;
         break;
+      case kTouchInput:
+        options.touchInput = true;
+        break;
       case kMemory:
         if (arg == "heap") {
           options.memory = BufferSource::Heap;
@@ -325,6 +330,10 @@ std::string usage(const char* program) {
       "      --peer_in_place        with --peer: also time Weft's in-place form, in the same rounds (for\n"
       "                             MPI_Bcast, whose one buffer is Weft's in-place Broadcast); in the JSON\n"
       "                             and CSV (in_place), the table compares out of place\n"
+      "      --touch_input          the sweep rewrites every cache line of the input before each call, outside\n"
+      "                             the timed part, as if the application had just computed it: the call\n"
+      "                             then reads lines dirty in this rank's cache, not ones its peers read last\n"
+      "                             time (which flatters a peer's direct reads: process_vm_readv, MPI's CMA)\n"
       "      --memory <kind>        where the buffers of every library come from: heap (default: operator\n"
       "                             new, cache-line aligned), malloc (16-byte aligned; large blocks start\n"
       "                             16 bytes past a page, as most C programs' and NumPy's do), or weft\n"

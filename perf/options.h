@@ -49,6 +49,7 @@ struct Options {
   std::string glooAllreduce = "ring";  // ring, bcube, ring_chunked, halving_doubling
   BufferSource memory = BufferSource::Heap;  // --memory: where every library's buffers come from
   bool peerInPlace = false;                  // --peer_in_place: with peers, also time Weft's in-place form
+  bool touchInput = false;  // --touch_input: rewrite the input before each timed call of the sweep (untimed)
   bool bounds = false;
   size_t boundsBytes = 256ull << 20;
   std::string jsonPath;            // empty: no JSON

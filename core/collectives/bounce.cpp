@@ -11,20 +11,23 @@
 // are host memory run each piece on them directly. The pieces are cut by count alone, so every rank runs
 // the same collectives whichever kind its buffers are.
 //
-// Where process_vm_readv is cheap the kernel's one copy beats the two memcpy, and the backend says so
-// (weftBackendAdviceOps_v1): the shm backend, where its first collective measured CMA cheap and every rank
-// has a CPU (plugins/shm/shm_node_calibrate.cpp). Then nothing bounces. 2-vCPU Xeon (KVM), np 2, heap
-// buffers, float sum, 2026-12-02, two alternating launches each, Weft in us, bounced -> direct: AllReduce
-// 64 KiB 7.7-10.5 -> 5.4-5.5, 1 MiB 131-138 -> 78-84, 4 MiB 608-645 -> 398-458, 16 MiB 2444-2583 ->
-// 1583-1643; Reduce 4 MiB 533-534 -> 334-387, 16 MiB 2247-2270 -> 1403-1498 (1 MiB, not bounced, alike).
-// At np 4 on those 2 vCPUs the bounce still won up to 256 KiB (64 KiB 18-21 against 25-26 us) and lost
-// ~15 % from 1 MiB; there the backend does not measure and keeps advising it.
-//
 // Measured (np 2 and np 4 on 2 CPUs, float sum, out of place, heap buffers, commperf against Open MPI in the
 // same launch, 2026-11-26): np 2, Weft / Open MPI before -> after: 128 KiB 1.18-1.66 -> 2.79-2.95, 512 KiB
 // 1.52-1.91 -> 2.46-3.02, 2 MiB 1.46-1.55 -> 2.15-2.45, 8 MiB 1.23-1.52 -> 2.92-3.15, 32 MiB 9.6-10.2 ms ->
 // 5.0-5.1 ms; np 4: 128 KiB 153 -> 64 us, 2 MiB 1.58 -> 0.95 ms, 32 MiB 21.7 -> 13.3 ms. Pieces of 256 KiB
 // and of 2 MiB were no better.
+//
+// Where process_vm_readv is cheap the kernel's copies beat the three memcpy of a piece, and the backend says
+// so (weftBackendAdviceOps_v1): the shm backend, where its first collective found CMA faster on a 512 KiB
+// AllReduce and every rank has a CPU (plugins/shm/shm_node_calibrate.cpp). Then AllReduces and Reduces of a
+// piece or more do not bounce. 2-vCPU Xeon (KVM), np 2, heap buffers, float sum, inputs rewritten before
+// each call (commperf --touch_input), 2026-12-02, two launches each, Weft in us, bounced -> direct: AllReduce
+// 512 KiB 53-54 -> 43-44, 1 MiB 128-131 -> 109-118, 4 MiB 650-655 -> 524-537, 16 MiB 2602-2665 ->
+// 2220-2277; Reduce 4 MiB 575 -> 465, 16 MiB 2465 -> 1816. Below a piece the bounce stayed ahead (64 KiB
+// 8.1 against 9.0-10.1 us; 128-256 KiB within 10 %). With inputs untouched since the call before (as in
+// commperf's default loops) direct won by more, 1.3-1.5x, and from 64 KiB. At np 4 on those 2 vCPUs the
+// bounce still won up to 256 KiB and lost ~15 % from 1 MiB; there the backend does not measure and keeps
+// advising it.
 #include "core/collectives/bounce.h"
 
 #include <algorithm>

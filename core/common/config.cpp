@@ -54,10 +54,9 @@ const std::vector<Variable>& variables() {
        "at most 64K; AllReduce, Reduce: 32K; "
        "a ring of 8 times this per communicator); larger inputs go by CMA (alike on every rank)"},
       {"WEFT_SHM_CMA_COST", "measure",
-       "shm: measure (the first collective of a node backend whose ranks each have a CPU times a copy by CMA "
-       "against two through shared memory and sets its limits by it), high (the built-in limits) or low (the "
-       "limits for cheap CMA: copies direct from 4-16K, no bounce, Send/Recv by CMA above 4K); alike on every "
-       "rank"},
+       "shm: measure (the first collective of a node backend whose ranks each have a CPU times a 512K "
+       "AllReduce by CMA against bounced through mapped memory; larger AllReduces and Reduces bounce only if "
+       "that won), high (always bounce) or low (no bounce where every rank has a CPU); alike on every rank"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
       {"WEFT_CHECK", "0",

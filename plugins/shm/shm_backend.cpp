@@ -79,7 +79,7 @@ weftResult_t nodeRunMany(void* bcomm, const weftBackendOp_v1* ops, size_t numOps
 
 int nodePrefersPluginMemory(void* bcomm, const weftBackendOp_v1* op) {
   if (bcomm == nullptr || op == nullptr) return 1;
-  return static_cast<NodeComm*>(bcomm)->directCopies() ? 0 : 1;
+  return static_cast<NodeComm*>(bcomm)->prefersPluginMemory(*op) ? 1 : 0;
 }
 
 const char* nodeLastError(void* bcomm) {
@@ -112,7 +112,7 @@ const weftBackendListOps_v1 weftBackendList_v1 = {
 };
 
 // The advice extension (WEFT_BACKEND_ADVICE_SYMBOL_V1): copying into our memory first (Weft's bounce) pays
-// except where CMA is cheap (NodeComm::directCopies()).
+// except where CMA measured cheap (NodeComm::prefersPluginMemory()).
 extern "C" {
 extern WEFT_API const weftBackendAdviceOps_v1 weftBackendAdvice_v1;
 }

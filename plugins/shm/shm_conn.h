@@ -23,6 +23,10 @@ namespace weft::shm {
 
 class Connection;
 
+// Messages up to this many bytes are copied through the ring; larger ones go by CMA where the connection
+// agreed on it (else through the ring too, in pieces).
+inline constexpr size_t kInlineMaxBytes = size_t{64} << 10;
+
 using plugins::RequestState;
 
 struct Request {
@@ -104,9 +108,6 @@ class Connection {
   void publishHead();
   void publishTail();
   void noteWaiting(uint8_t mask);
-  // The largest message copied through the ring: the context's, or always kInlineMaxBytes where CMA was not
-  // agreed (larger messages then go in pieces, whatever CMA costs).
-  size_t inlineMaxBytes() const { return cma_ ? ctx_->inlineMaxBytes() : kInlineMaxBytes; }
   void fail(weftResult_t result, const char* format, ...) __attribute__((format(printf, 3, 4)));
 
   Context* ctx_;

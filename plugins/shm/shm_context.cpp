@@ -43,9 +43,7 @@ Context::Context(const weftPluginHost_v1* host, const Settings& settings, int do
       settings_(settings),
       doorbellFd_(doorbellFd),
       doorbell_(std::move(doorbell)),
-      probeValue_(probeValue) {
-  setCmaCheap(settings.cmaCost == CmaCost::Low);  // Measure: until a node backend has measured
-}
+      probeValue_(probeValue) {}
 
 // Pending connects unregister their sockets from this context: gone before the registry is.
 Context::~Context() {

@@ -44,16 +44,9 @@ class PolledSocket {
   std::atomic<short> events_;
 };
 
-// Messages up to this many bytes are copied through the ring; larger ones go by CMA where the connection
-// agreed on it (else through the ring too, in pieces). Where a node backend found CMA cheap (CmaCost, and
-// shm_node_calibrate.cpp), from kInlineMaxBytesWhereCmaIsCheap on: 2-vCPU Xeon (KVM), Send/Recv np 2,
-// 2026-12-02, 16-64 KiB 3.6-9.5 us through the ring, 2.1-3.8 by CMA (Open MPI, by CMA: 2.2-4.2).
-inline constexpr size_t kInlineMaxBytes = size_t{64} << 10;
-inline constexpr size_t kInlineMaxBytesWhereCmaIsCheap = size_t{4} << 10;
-
-// Whether a copy by process_vm_readv costs less than two copies through shared memory (WEFT_SHM_CMA_COST):
-// it decides where the node backend's AllGather, AllToAll and Broadcast stop staging, and from what size
-// the transport sends by CMA. Measured by the node backend at its first collective, or set.
+// Whether a large AllReduce runs faster by CMA on the callers' buffers than copied through memory the peers
+// map (core's bounce) (WEFT_SHM_CMA_COST): measured by the node backend at its first collective
+// (shm_node_calibrate.cpp), or set.
 enum class CmaCost { Measure, High, Low };
 
 struct Settings {
@@ -86,14 +79,6 @@ class Context {
   uint64_t probeAddress() const { return reinterpret_cast<uint64_t>(&probeValue_); }
   uint64_t probeValue() const { return probeValue_; }
 
-  // Transport messages above this many bytes go by CMA (where the connection agreed on it): kInlineMaxBytes
-  // until a node backend of this context finds CMA cheap, then kInlineMaxBytesWhereCmaIsCheap. Only the
-  // sender decides (the receiver follows the header), so ranks need not agree.
-  size_t inlineMaxBytes() const { return inlineMaxBytes_.load(std::memory_order_relaxed); }
-  void setCmaCheap(bool cheap) {
-    inlineMaxBytes_.store(cheap ? kInlineMaxBytesWhereCmaIsCheap : kInlineMaxBytes, std::memory_order_relaxed);
-  }
-
   // Logs, once per context, that some connection copies through the segment because CMA failed.
   void cmaUnavailable(const std::string& reason);
 
@@ -124,7 +109,6 @@ class Context {
   Mapping doorbell_;
   volatile uint64_t probeValue_;  // volatile: read from outside the process
   std::atomic<bool> cmaLogged_{false};
-  std::atomic<size_t> inlineMaxBytes_{kInlineMaxBytes};
   std::mutex mutex_;
   std::unordered_set<PolledSocket*> sockets_;
   std::unordered_set<Connection*> connections_;

@@ -57,13 +57,6 @@ constexpr size_t kMoveStageBytes = size_t{64} * 1024;
 // Open MPI / Weft 0.48-0.77 staged against 1.02-1.10 by process_vm_readv; fused groups of 100 x 64 KiB
 // within the noise. (With ranks sharing CPUs staging stays far ahead: np 4, 8-32 KiB blocks, 2.99-3.35.)
 constexpr size_t kGatherStageBytesWithCpuPerRank = size_t{32} * 1024;
-// Where CMA is cheap (directCopies(), shm_node_calibrate.cpp), AllGather and AllToAll stage blocks of up to
-// 4 KiB per rank, Broadcast up to 16 KiB. 2-vCPU Xeon (KVM), np 2, 2026-12-02, commperf sizes, staged ->
-// direct in us: AllGather 8 KiB 1.53 -> 1.38, 16 KiB 1.72 -> 1.59, 32 KiB 2.7 -> 2.2, 64 KiB 4.2 -> 3.2
-// (4 KiB 0.95 -> 1.26); AllToAll 16 KiB 1.8 -> 1.6, 32 KiB 3.0 -> 2.3, 64 KiB 4.4 -> 2.9 (8 KiB 1.3 -> 1.4);
-// Broadcast 32 KiB 2.45 -> 2.05, 64 KiB 4.5 -> 2.9 (16 KiB 1.2 -> 1.3).
-constexpr size_t kCopyBlockStageBytesWhereCmaIsCheap = size_t{4} * 1024;
-constexpr size_t kBroadcastStageBytesWhereCmaIsCheap = size_t{16} * 1024;
 std::string errnoText(int err) { return std::strerror(err); }
 
 }  // namespace
@@ -96,7 +89,7 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
       reduceKernel_(info.reduce),
       aborted_(info.aborted),
       hostComm_(info.hostComm),
-      ctx_(ctx),
+      cmaCost_(ctx->settings().cmaCost),
       logHost_(ctx->host()),
       stageBytes_(ctx->settings().stageBytes),
       reduceAllBytes_(ctx->settings().reduceAllBytes),
@@ -128,7 +121,7 @@ void NodeComm::address(void* out) const {
   a.cookie = mine()->cookie;
   a.controlAddr = reinterpret_cast<uint64_t>(mine());
   a.cma = cma_ ? 1 : 0;
-  a.cmaCost = static_cast<uint32_t>(ctx_->settings().cmaCost);
+  a.cmaCost = static_cast<uint32_t>(cmaCost_);
   fillCpuMask(a.cpuMask, a.cpusBeyondMask);
   std::memset(out, 0, WEFT_BACKEND_ADDRESS_BYTES);
   std::memcpy(out, &a, sizeof a);
@@ -149,7 +142,7 @@ bool NodeComm::connect(const unsigned char* addresses) {
                ", this rank " + std::to_string(stageBytes_) + ": set it alike on every rank";
       return false;
     }
-    if (a.cmaCost != static_cast<uint32_t>(ctx_->settings().cmaCost)) {
+    if (a.cmaCost != static_cast<uint32_t>(cmaCost_)) {
       error_ = "rank " + std::to_string(r) +
                " has another WEFT_SHM_CMA_COST than this rank: set it alike on every rank";
       return false;
@@ -213,15 +206,10 @@ size_t NodeComm::stageLimit(weftCollType_t coll) const {
     case weftCollReduceScatter:
       return stageBytes_;
     case weftCollAllGather:
-      return std::min(stageBytes_, directCopies_  ? kCopyBlockStageBytesWhereCmaIsCheap
-                                   : cpuPerRank() ? kGatherStageBytesWithCpuPerRank
-                                                  : kMoveStageBytes);
-    case weftCollAllToAll:  // its staged input: a block per rank
-      return std::min(stageBytes_, directCopies_
-                                       ? kCopyBlockStageBytesWhereCmaIsCheap * static_cast<size_t>(nranks_)
-                                       : kMoveStageBytes);
+      return std::min(stageBytes_, cpuPerRank() ? kGatherStageBytesWithCpuPerRank : kMoveStageBytes);
+    case weftCollAllToAll:
     case weftCollBroadcast:
-      return std::min(stageBytes_, directCopies_ ? kBroadcastStageBytesWhereCmaIsCheap : kMoveStageBytes);
+      return std::min(stageBytes_, kMoveStageBytes);
     default:
       return std::min(stageBytes_, kReduceStageBytes);
   }

@@ -41,6 +41,7 @@
 #include <sys/uio.h>
 
 #include "common/element_bytes.h"
+#include "shm_context.h"
 #include "shm_doorbell.h"
 #include "shm_memory.h"
 #include "shm_segment.h"
@@ -138,13 +139,13 @@ class NodeComm {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   // The largest input (per rank) a collective stages, one call or several batched into one step: all of
-  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 64 KiB for AllGather, AllToAll and Broadcast (where
-  // directCopies(): 4 KiB blocks per rank for AllGather and AllToAll, 16 KiB for Broadcast), 32 KiB for
+  // WEFT_SHM_STAGE_BYTES for ReduceScatter, at most 64 KiB for AllGather, AllToAll and Broadcast, 32 KiB for
   // AllReduce and Reduce. Larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
-  // Whether AllGather, AllToAll and Broadcast go direct at the lower sizes above: CMA is cheap on this host
-  // and every rank has a CPU (alike on every rank; decided by calibrate(), at the first collective).
-  bool directCopies() const { return directCopies_; }
+  // Whether core should copy op's buffers into plugin memory and run it there (its bounce; the advice
+  // extension): not where this rank found CMA cheap enough (calibrate()) and op is at least a bounce piece.
+  // Alike on every rank.
+  bool prefersPluginMemory(const weftBackendOp_v1& op) const;
   size_t reduceAllBytes() const { return reduceAllBytes_; }
   // Every rank has a CPU of its own (alike on every rank): a rank that would wait idle can take on work.
   bool cpuPerRank() const { return spin_; }
@@ -258,8 +259,8 @@ class NodeComm {
   // Runs body as collective `op` (begin, count, errors).
   template <typename Body>
   weftResult_t runAs(const weftBackendOp_v1& op, Body body);
-  // Before the first collective: decides directCopies() (shm_node_calibrate.cpp), by timing AllGathers both
-  // ways where WEFT_SHM_CMA_COST says to measure, and tells the context (its transport follows).
+  // Before the first collective: decides cmaBeatsBounce_ (shm_node_calibrate.cpp), by timing an AllReduce
+  // both ways where WEFT_SHM_CMA_COST says to measure.
   weftResult_t calibrate();
   bool allReached(uint64_t step) const;
   void checkDescriptor(int peer) const;
@@ -289,7 +290,7 @@ class NodeComm {
   void (*reduceKernel_)(void*, const void*, const void*, size_t, weftDataType_t, weftRedOp_t);
   int (*aborted_)(const void*);
   const void* hostComm_;
-  Context* ctx_;
+  CmaCost cmaCost_;
   const weftPluginHost_v1* logHost_;  // for the log lines of connect
   // Throws when Weft aborted the communicator.
   void checkAborted() const;
@@ -313,7 +314,7 @@ class NodeComm {
   uint32_t stageOut_ = 0;
   bool spin_ = false;  // at most one rank per CPU: waiting may spin before it yields
   bool calibrated_ = false;
-  bool directCopies_ = false;
+  bool cmaBeatsBounce_ = false;  // alike on every rank: see calibrate()
   std::vector<unsigned char> scratch_;
   uint64_t tableReleases_ = 0;                  // sharedReleases() when our table was last checked
   uint64_t tableUse_[kSharedRegionSlots] = {};  // when each slot of our table was last used

@@ -1,82 +1,121 @@
-// Whether a copy by process_vm_readv costs less here than two copies through shared memory.
+// Whether a large AllReduce runs faster by CMA on the callers' buffers than bounced through memory the peers
+// map (core/collectives/bounce.cpp), timed here rather than assumed.
 //
-// Staged, an AllGather, AllToAll or Broadcast copies each block twice (into the owner's staging ring, then out
-// of it into each reader's output, a line the owner wrote); direct, once, by the kernel's CMA copy, which pins
-// and maps the owner's pages at every call. Which wins for blocks of 16-64 KiB depends on the host: on three
-// 2-vCPU AMD EPYC boxes (Zen 3, 4, 5) staging won up to 32-64 KiB by up to 2x, on a 2-vCPU Xeon (KVM,
-// 2026-12-02) going direct won from 32 KiB by 1.2-1.5x, and Send/Recv by CMA from 8 KiB by up to 2.5x. So
-// the backend times both paths on its first collective rather than trusting one host's constants.
+// Bounced, each rank copies its input into a buffer of plugin memory, the peers reduce out of it and write
+// into it with memcpy (they map it), and the rank copies the result out: three copies of the piece, all in
+// user space. Direct, the peers read and write the callers' buffers with process_vm_readv/writev: fewer
+// bytes moved, but the kernel pins and maps the pages at every call. Which wins depends on the host: on
+// three 2-vCPU AMD EPYC boxes (Zen 3, 4, 5) the bounce won by 1.5-2.5x; on a 2-vCPU Xeon (KVM, 2026-12-02)
+// direct won from 256 KiB by 1.1-1.3x with inputs the application had just written (by 1.5x with inputs
+// untouched since the call before, as benchmarks that reuse one buffer see them).
 //
-// The probe: AllGathers of 32 KiB blocks (staged by the built-in limits, direct by the cheap ones),
-// alternating staged and direct, one pair to warm up and kProbePairs timed; CMA is cheap when the direct
-// median is below kDirectMustWin of the staged one (the hosts above differ by far more than that: the
-// decision is not left to noise). Rank 0's verdict is broadcast, so every rank decides alike. About 0.1 ms
-// at 2 ranks, once per communicator that has a node backend, where every rank has a CPU of its own (ranks
-// sharing CPUs time the scheduler; they keep the built-in limits, which favour staging by far there).
+// The probe: AllReduces (float sum) of kProbeBytes, one bounce piece, in blocks of kBlockCalls calls one way
+// then the other (kBlocks of each, interleaved, after one of each to warm up), the first call of each block
+// untimed: a way pays for what the other left in the caches (alternating call by call, CMA's writes into
+// outputs the bounce had just written itself cost it its lead: 57-66 us against 60-65 on the Xeon, where runs
+// of each took 40-42 against 49-52, as in commperf's loops). Each input is rewritten before its call as an
+// application's would be (lines dirty in this rank's cache: input the peers last read flatters CMA). CMA wins
+// where the direct way's best call took less than kDirectMustWin of the bounced way's: the best, since whatever
+// else runs on the host only adds time (the first collective of a job shares the CPUs with the rest of its start:
+// medians moved by 10 % from launch to launch, the best calls by 2 %); and close calls keep the bounce, so that
+// noise does not flip the choice from run to run where it matters little. On the Xeon the best direct call
+// took 0.80-0.82 of the best bounced one in eight launches out of eight. Rank 0's verdict is broadcast, so every
+// rank decides alike. About 1.5 ms at 2 ranks, once per communicator with a node backend whose ranks each have a
+// CPU (ranks sharing CPUs would time the scheduler; they keep the bounce, which won there on the AMD boxes
+// and, on the Xeon, up to 256 KiB).
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <vector>
 
-#include "shm_context.h"
 #include "shm_log.h"
+#include "shm_memory.h"
 #include "shm_node.h"
 
 namespace weft::shm {
 namespace {
 
-constexpr size_t kProbeBlockBytes = size_t{32} * 1024;
-constexpr int kProbePairs = 12;
-constexpr double kDirectMustWin = 0.85;
+constexpr size_t kProbeBytes = size_t{512} << 10;  // core's bounce piece (kBouncePieceBytes)
+constexpr int kBlocks = 3;                         // of each way, after a block of each to warm up
+constexpr int kBlockCalls = 4;                     // the first untimed
+constexpr double kDirectMustWin = 0.9;
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+// Rewrites every cache line of the buffer with what it holds: dirty in this CPU's cache, as fresh input is.
+void dirtyLines(std::vector<float>& buffer) {
+  auto* p = reinterpret_cast<volatile unsigned char*>(buffer.data());
+  for (size_t i = 0; i < buffer.size() * sizeof(float); i += kCacheLine) p[i] = p[i];
 }
+
+// A buffer of plugin memory (shm_memory.h) for the probe's bounce, given back when it goes.
+class SharedBuffer {
+ public:
+  explicit SharedBuffer(size_t bytes) {
+    std::string error;
+    if (!sharedAllocate(bytes, &data_, &error)) data_ = nullptr;
+  }
+  ~SharedBuffer() {
+    std::string error;
+    if (data_ != nullptr) sharedRelease(data_, &error);
+  }
+  SharedBuffer(const SharedBuffer&) = delete;
+  SharedBuffer& operator=(const SharedBuffer&) = delete;
+  float* data() const { return static_cast<float*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
 
 }  // namespace
 
+bool NodeComm::prefersPluginMemory(const weftBackendOp_v1& op) const {
+  return !cmaBeatsBounce_ || op.count * plugin::elementBytes(op.datatype) < kProbeBytes;
+}
+
 weftResult_t NodeComm::calibrate() {
-  const CmaCost cost = ctx_->settings().cmaCost;
-  directCopies_ = false;
-  // Only where the choice exists: CMA on every rank, a CPU per rank, and a staging ring large enough that the
-  // probe's blocks stage under the built-in limits.
-  if (!cma_ || !spin_ || stageLimit(weftCollAllGather) < kProbeBlockBytes) return weftSuccess;
-  if (cost != CmaCost::Measure) {
-    directCopies_ = cost == CmaCost::Low;
-    return weftSuccess;  // the context follows the setting since init
+  cmaBeatsBounce_ = false;
+  if (!cma_ || !spin_) return weftSuccess;  // no choice to make (no CMA), or none worth timing
+  if (cmaCost_ != CmaCost::Measure) {
+    cmaBeatsBounce_ = cmaCost_ == CmaCost::Low;
+    return weftSuccess;
   }
-  std::vector<unsigned char> send(kProbeBlockBytes, static_cast<unsigned char>(rank_));
-  std::vector<unsigned char> recv(kProbeBlockBytes * static_cast<size_t>(nranks_));
-  const weftBackendOp_v1 gather{
-      weftCollAllGather, send.data(), recv.data(), kProbeBlockBytes, weftUint8, weftSum, 0};
-  std::vector<double> staged;
-  std::vector<double> direct;
-  for (int pair = -1; pair < kProbePairs; ++pair) {
-    for (bool goDirect : {false, true}) {
-      directCopies_ = goDirect;
+  const size_t count = kProbeBytes / sizeof(float);
+  std::vector<float> in(count, 1.0f);
+  std::vector<float> out(count);
+  // Every rank allocates or fails alike only by luck: each takes part in both ways whatever it got, and a
+  // rank without the buffer bounces through its heap output instead (it then measures CMA both ways, which
+  // can only keep the bounce).
+  SharedBuffer shared(kProbeBytes);
+  float* bounce = shared.data() != nullptr ? shared.data() : out.data();
+  const weftBackendOp_v1 direct{weftCollAllReduce, in.data(), out.data(), count, weftFloat32, weftSum, 0};
+  const weftBackendOp_v1 bounced{weftCollAllReduce, bounce, bounce, count, weftFloat32, weftSum, 0};
+  std::vector<double> directUs;
+  std::vector<double> bouncedUs;
+  for (int block = -2; block < 2 * kBlocks; ++block) {
+    const bool goDirect = block % 2 == 0;
+    for (int call = 0; call < kBlockCalls; ++call) {
+      dirtyLines(in);
       const auto start = std::chrono::steady_clock::now();
-      const weftResult_t r = run(gather);
+      if (!goDirect) std::memcpy(bounce, in.data(), kProbeBytes);
+      if (weftResult_t r = run(goDirect ? direct : bounced); r != weftSuccess) return r;
+      if (!goDirect) std::memcpy(out.data(), bounce, kProbeBytes);
       const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
-      directCopies_ = false;
-      if (r != weftSuccess) return r;
-      if (pair >= 0) (goDirect ? direct : staged).push_back(took.count());
+      if (block >= 0 && call > 0) (goDirect ? directUs : bouncedUs).push_back(took.count());
     }
   }
-  const double stagedUs = median(staged);
-  const double directUs = median(direct);
-  uint64_t cheap = directUs < kDirectMustWin * stagedUs ? 1 : 0;
-  const weftBackendOp_v1 verdict{weftCollBroadcast, &cheap, &cheap, 1, weftUint64, weftSum, 0};
-  if (weftResult_t r = run(verdict); r != weftSuccess) return r;
-  directCopies_ = cheap != 0;
-  ctx_->setCmaCheap(directCopies_);
+  const double directBest = *std::min_element(directUs.begin(), directUs.end());
+  const double bouncedBest = *std::min_element(bouncedUs.begin(), bouncedUs.end());
+  uint64_t verdict = directBest < kDirectMustWin * bouncedBest ? 1 : 0;
+  const weftBackendOp_v1 broadcast{weftCollBroadcast, &verdict, &verdict, 1, weftUint64, weftSum, 0};
+  if (weftResult_t r = run(broadcast); r != weftSuccess) return r;
+  cmaBeatsBounce_ = verdict != 0;
   if (rank_ == 0) {
     logf(logHost_, weftLogInfo,
-         "node backend: CMA is %s here (AllGather of %zu KiB blocks at %d ranks: %.2f us staged, %.2f direct, "
-         "medians of %d): AllGather, AllToAll and Broadcast stage up to %zu, %zu and %zu bytes; Send/Recv by CMA "
-         "above %zu bytes",
-         directCopies_ ? "cheap" : "costly", kProbeBlockBytes >> 10, nranks_, stagedUs, directUs, kProbePairs,
-         stageLimit(weftCollAllGather), stageLimit(weftCollAllToAll), stageLimit(weftCollBroadcast),
-         ctx_->inlineMaxBytes());
+         "node backend: AllReduce of %zu KiB at %d ranks, fresh inputs: %.1f us by CMA, %.1f bounced through "
+         "mapped memory (best of %d): %s",
+         kProbeBytes >> 10, nranks_, directBest, bouncedBest, kBlocks * (kBlockCalls - 1),
+         cmaBeatsBounce_ ? "large AllReduces and Reduces run by CMA on the callers' buffers"
+                         : "large AllReduces and Reduces are bounced");
   }
   return weftSuccess;
 }

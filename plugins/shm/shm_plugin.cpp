@@ -154,9 +154,8 @@ weftResult_t shmInit(const weftPluginHost_v1* host, void** ctx) {
       throw;
     }
     if (!cmaOff.empty()) c->cmaUnavailable(cmaOff);
-    logf(host, weftLogDebug, "%zu-byte ring per connection; messages above %zu bytes (%zu where CMA is cheap) %s",
-         settings.ringBytes, kInlineMaxBytes, kInlineMaxBytesWhereCmaIsCheap,
-         settings.cma ? "by CMA (single copy)" : "in pieces through the ring");
+    logf(host, weftLogDebug, "%zu-byte ring per connection; messages above %zu bytes %s", settings.ringBytes,
+         kInlineMaxBytes, settings.cma ? "by CMA (single copy)" : "in pieces through the ring");
     *ctx = c;
     return weftSuccess;
   });

@@ -54,7 +54,7 @@ bool Connection::progressSend() {
   uint8_t mask = 0;
   // The request at the cursor waits for ring space, unless it is a large one waiting for the reply (which
   // comes by the socket, and rings our doorbell).
-  if (cursor_ != nullptr && (cursor_->started || replied_ || cursor_->length <= inlineMaxBytes()))
+  if (cursor_ != nullptr && (cursor_->started || replied_ || cursor_->length <= kInlineMaxBytes))
     mask |= kWaitSpace;
   if (const Request* oldest = requests_.head(); oldest != nullptr && oldest->cma) mask |= kWaitCma;
   noteWaiting(mask);
@@ -64,18 +64,17 @@ bool Connection::progressSend() {
 bool Connection::writeRecords() {
   bool moved = false;
   const uint64_t capacity = ring_.capacity();
-  const size_t inlineMax = inlineMaxBytes();
   while (cursor_ != nullptr) {
     Request* r = cursor_;
     if (!r->started) {
       // Until the reply says whether the receiver reads by CMA, a large message cannot be framed. It could not
       // complete before the receiver accepts anyway; small messages meanwhile fill the ring, as with TCP.
-      if (r->length > inlineMax && !replied_) break;
-      r->cma = r->length > inlineMax && cma_ && (r->pieces == nullptr || r->count <= int{kMaxCmaPieces});
+      if (r->length > kInlineMaxBytes && !replied_) break;
+      r->cma = r->length > kInlineMaxBytes && cma_ && (r->pieces == nullptr || r->count <= int{kMaxCmaPieces});
       uint64_t slot = alignUp(ringHead_, kSlotBytes);
       const bool inSlot = payloadInSlot(r->cma, r->length);
       // A small message goes in one piece when it fits, so that the receiver sees it whole in one look.
-      uint64_t want = slot + kSlotBytes + (r->cma || inSlot || r->length > inlineMax ? 0 : r->length);
+      uint64_t want = slot + kSlotBytes + (r->cma || inSlot || r->length > kInlineMaxBytes ? 0 : r->length);
       if (want - tailSeen_ > capacity) {
         refreshTail();
         if (error_ != weftSuccess) return true;

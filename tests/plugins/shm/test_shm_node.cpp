@@ -188,46 +188,80 @@ TEST_P(NodeCollectives, MatchSequentialReference) {
   checkEveryCollective(g, pointers(send), pointers(recv), count);
 }
 
-// Where CMA is cheap (WEFT_SHM_CMA_COST=low, or measured so) AllGather, AllToAll and Broadcast go direct from
-// 16 KiB rather than from 32-64 KiB; both settings, at sizes on either side of both limits, give the
-// sequential reference's results. (At 2 ranks: the limits move only where every rank has a CPU.)
+const weftBackendAdviceOps_v1* adviceOps() {
+  static const weftBackendAdviceOps_v1* table = [] {
+    void* lib = dlopen(WEFT_SHM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    return lib ? static_cast<const weftBackendAdviceOps_v1*>(dlsym(lib, WEFT_BACKEND_ADVICE_SYMBOL_V1)) : nullptr;
+  }();
+  return table;
+}
+
+bool ranksHaveCpus(int ranks) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= ranks;
+}
+
+// The advice extension: whether Weft should bounce an AllReduce through plugin memory. WEFT_SHM_CMA_COST=high
+// always says yes, low says no from one bounce piece (512 KiB) where every rank has a CPU, measure says what
+// the first collective found; every setting still gives the reference's results, and the answer never
+// changes after that first collective.
 class CmaCostSetting : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(CmaCostSetting, EveryCollectiveMatchesReference) {
+TEST_P(CmaCostSetting, AdviceFollowsTheSettingAndResultsMatch) {
+  const weftBackendAdviceOps_v1* advice = adviceOps();
+  ASSERT_NE(advice, nullptr);
   ASSERT_EQ(setenv("WEFT_SHM_CMA_COST", GetParam(), 1), 0);
-  for (size_t count : {size_t{1000}, size_t{3000}, size_t{6000}, size_t{12000}, size_t{40000}}) {
+  const std::string setting = GetParam();
+  {
     NodeGroup g(2);
-    std::vector<std::vector<float>> send(g.size(), std::vector<float>(count * g.size()));
-    std::vector<std::vector<float>> recv = send;
-    checkEveryCollective(g, pointers(send), pointers(recv), count);
+    const weftBackendOp_v1 small{weftCollAllReduce, nullptr, nullptr, 16384, weftFloat32, weftSum, 0};  // 64 KiB
+    const weftBackendOp_v1 large{weftCollAllReduce, nullptr, nullptr, 1 << 20, weftFloat32, weftSum, 0};
+    for (size_t count : {size_t{1000}, size_t{140000}}) {  // staged; direct, above one piece
+      std::vector<std::vector<float>> send(g.size(), std::vector<float>(count * g.size()));
+      std::vector<std::vector<float>> recv = send;
+      checkEveryCollective(g, pointers(send), pointers(recv), count);
+      for (int r = 0; r < g.size(); ++r) {
+        EXPECT_EQ(advice->prefersPluginMemory(g.comm(r), &small), 1) << setting;
+        const int large0 = advice->prefersPluginMemory(g.comm(0), &large);
+        EXPECT_EQ(advice->prefersPluginMemory(g.comm(r), &large), large0) << "ranks disagree";
+        if (setting == "high" || !ranksHaveCpus(2)) {
+          EXPECT_EQ(large0, 1) << setting;
+        } else if (setting == "low") {
+          EXPECT_EQ(large0, 0);
+        }
+      }
+    }
   }
   unsetenv("WEFT_SHM_CMA_COST");
 }
 
 INSTANTIATE_TEST_SUITE_P(Settings, CmaCostSetting, ::testing::Values("high", "low", "measure"));
 
-// By default the first collective of a communicator whose ranks each have a CPU times both paths and says
-// what it found, once (rank 0); ranks sharing CPUs do not measure.
-TEST(NodeBackend, FirstCollectiveMeasuresCmaOnceWhereRanksHaveCpus) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
-  const bool measures = CPU_COUNT(&cpus) >= 2;
-  const size_t before = logLinesWith("node backend: CMA is ");
+// By default the first collective of a communicator whose ranks each have a CPU times both ways and says what
+// it found, once (rank 0); ranks sharing CPUs do not measure.
+TEST(NodeBackend, FirstCollectiveMeasuresOnceWhereRanksHaveCpus) {
+  const bool measures = ranksHaveCpus(2);
+  const std::string line = "node backend: AllReduce of 512 KiB at 2 ranks, fresh inputs: ";
+  const size_t before = logLinesWith(line);
   {
     NodeGroup g(2);
     std::vector<std::vector<float>> send(2, std::vector<float>(64, 1.0f));
     std::vector<std::vector<float>> recv = send;
     checkEveryCollective(g, pointers(send), pointers(recv), 32);
   }
-  EXPECT_EQ(logLinesWith("node backend: CMA is ") - before, measures ? 1u : 0u);
+  EXPECT_EQ(logLinesWith(line) - before, measures ? 1u : 0u);
   {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
     NodeGroup g(CPU_COUNT(&cpus) + 1);  // more ranks than CPUs
     std::vector<std::vector<float>> send(g.size(), std::vector<float>(64 * g.size(), 1.0f));
     std::vector<std::vector<float>> recv = send;
     checkEveryCollective(g, pointers(send), pointers(recv), 64);
   }
-  EXPECT_EQ(logLinesWith("node backend: CMA is ") - before, measures ? 1u : 0u);
+  EXPECT_EQ(logLinesWith("node backend: AllReduce of 512 KiB at"), logLinesWith(line)) << "measured there too";
+  EXPECT_EQ(logLinesWith(line) - before, measures ? 1u : 0u);
 }
 
 // The staging ring under run-ahead: ranks that need not wait (a Broadcast's root, a Reduce's others) run up to

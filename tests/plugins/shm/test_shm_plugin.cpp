@@ -39,7 +39,7 @@ using namespace weft_test;
 constexpr Completion kOrder = Completion::kPostOrder;
 
 const std::vector<size_t> kRoundTripSizes = {
-    0, 1, 4096, 4097, size_t{64} << 10, (size_t{64} << 10) + 1, size_t{1} << 20, size_t{64} << 20, 17, 0};
+    0, 1, 4099, size_t{64} << 10, (size_t{64} << 10) + 1, size_t{1} << 20, size_t{64} << 20, 17, 0};
 
 // The plugin's memfds in /proc/self/fd and /proc/self/maps.
 int countOurMemfds() {
@@ -94,37 +94,24 @@ class ShmTest : public TransportTest {
       EXPECT_EQ(gPlugin->finalize(ctx_), weftSuccess);
     }
     unsetenv("WEFT_SHM_CMA");
-    unsetenv("WEFT_SHM_CMA_COST");
     unsetenv("WEFT_SHM_RING_BYTES");
   }
 
   void* ctx_ = nullptr;
 };
 
-// The same tests with CMA (messages above 64 KiB by CMA), with CMA cheap (above 4 KiB: WEFT_SHM_CMA_COST=low)
-// and without CMA.
-enum class PathMode { Cma, CheapCma, Copy };
-
-class ShmPath : public ShmTest, public ::testing::WithParamInterface<PathMode> {
+// The same tests with and without CMA.
+class ShmPath : public ShmTest, public ::testing::WithParamInterface<bool> {
  protected:
   void SetUp() override {
-    setenv("WEFT_SHM_CMA", cma() ? "1" : "0", 1);
-    setenv("WEFT_SHM_CMA_COST", GetParam() == PathMode::CheapCma ? "low" : "high", 1);
+    setenv("WEFT_SHM_CMA", GetParam() ? "1" : "0", 1);
     ShmTest::SetUp();
   }
-  bool cma() const { return GetParam() != PathMode::Copy; }
-  // Whether a message of this many bytes goes by CMA.
-  bool byCma(size_t bytes) const {
-    return cma() && bytes > (GetParam() == PathMode::CheapCma ? size_t{4} << 10 : size_t{64} << 10);
-  }
+  bool cma() const { return GetParam(); }
 };
 
-INSTANTIATE_TEST_SUITE_P(Paths, ShmPath, ::testing::Values(PathMode::Cma, PathMode::CheapCma, PathMode::Copy),
-                         [](const ::testing::TestParamInfo<PathMode>& info) {
-                           return info.param == PathMode::Cma        ? "Cma"
-                                  : info.param == PathMode::CheapCma ? "CheapCma"
-                                                                     : "Copy";
-                         });
+INSTANTIATE_TEST_SUITE_P(Paths, ShmPath, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Cma" : "Copy"; });
 
 TEST_F(ShmTest, EntryTable) {
   EXPECT_EQ(gPlugin->abiVersion, static_cast<unsigned>(WEFT_PLUGIN_ABI_VERSION));
@@ -387,7 +374,7 @@ TEST_P(ShmPath, ForkedReceiverThenSenderCloses) {
     if (waitRequest(ctx, r, &size, 10s) != weftRemoteError) _exit(8);
     // The child read its parent's memory: under Yama's ptrace_scope 1 only because the parent's plugin
     // declared its peers permitted (allowPeersToRead); elsewhere the kernel allows it anyway.
-    if (cma() && !logContains("large messages by CMA")) _exit(9);
+    if (GetParam() && !logContains("large messages by CMA")) _exit(9);
     bool failed = ::testing::Test::HasFailure();
     gOps->closeRecv(recv);
     gOps->closeListen(l);
@@ -428,7 +415,7 @@ TEST_P(ShmPath, LongerMessageFailsWithoutOverflow) {
                             std::to_string(posted) + " bytes"));
     // The sender learns it too unless its message had been fully written into the ring.
     weftResult_t sendResult = waitRequest(ctx_, sr, &size, 10s);
-    if (sent > (size_t{64} << 10)) {  // by CMA, or in pieces through a ring the receiver stopped reading
+    if (sent > (size_t{64} << 10)) {
       EXPECT_EQ(sendResult, weftRemoteError);
     } else {
       EXPECT_EQ(sendResult, weftSuccess);
@@ -851,10 +838,9 @@ TEST_P(ShmPath, VecRoundTripForkedSender) {
 // sender then waits for a read that never comes) or one through the ring.
 TEST_P(ShmPath, VecLongerMessageFailsWithoutOverflow) {
   ASSERT_NE(gVec, nullptr);
-  vecLongerMessageFails(ctx_, [&]() -> Pair& { return newPair(); },
-                        {{{30, 0, 40, 1, 29}, 200, !byCma(200)},
-                         {{3000, 0, 1, 1999}, 6000, !byCma(6000)},
-                         {{70000, 0, 1, 29999}, 200000, !byCma(200000)}});
+  vecLongerMessageFails(
+      ctx_, [&]() -> Pair& { return newPair(); },
+      {{{30, 0, 40, 1, 29}, 200}, {{3000, 0, 1, 1999}, 6000}, {{70000, 0, 1, 29999}, 200000, !cma()}});
 }
 
 // A sender that changes its list of pieces after isendv (which the ABI forbids) cannot make the receiver
@@ -944,10 +930,6 @@ TEST_F(ShmInit, BadSettingsFail) {
   EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument);
   EXPECT_EQ(ctx, nullptr);
   unsetenv("WEFT_SHM_CMA");
-  setenv("WEFT_SHM_CMA_COST", "cheap", 1);
-  EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument);
-  EXPECT_TRUE(logContains("WEFT_SHM_CMA_COST=cheap is not measure, high or low"));
-  unsetenv("WEFT_SHM_CMA_COST");
   for (const char* bad : {"lots", "1000", "32K", "2G", "-4M"}) {
     setenv("WEFT_SHM_RING_BYTES", bad, 1);
     EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument) << bad;
@@ -968,10 +950,6 @@ TEST_F(ShmInit, SmallRingWraps) {
     setenv("WEFT_SHM_CMA", cma, 1);
     roundTripOnSmallestRing(sizes);
   }
-  setenv("WEFT_SHM_CMA", "1", 1);
-  setenv("WEFT_SHM_CMA_COST", "low", 1);  // by CMA above 4 KiB
-  roundTripOnSmallestRing(sizes);
-  unsetenv("WEFT_SHM_CMA_COST");
 }
 
 // Payloads of up to 16 bytes ride in their header's slot, longer ones after it, and the receiver finds each
