@@ -117,15 +117,26 @@ bool callsInHostMemory(const Op& op) {
   });
 }
 
+// Whether ranks list their calls' parts where they lie whatever memory they are, for the backend to reach by
+// CMA, rather than copy heap parts into their fusion buffers: where the backend advises that a piece runs as
+// fast on any memory (Backend::prefersHostMemory: the shm backend where its first collective found large
+// AllReduces faster by CMA than bounced). Alike on every rank, as the advice is.
+bool listsEveryPart(Backend& backend, const Op& op) {
+  CollArgs whole = op.args;
+  if (whole.op == weftAvg) whole.op = weftSum;
+  return !backend.prefersHostMemory(weftCollAllReduce, whole);
+}
+
 // Bytes of one piece of runListInPieces, alike on every rank. Larger pieces when no rank copies anything:
 // a piece then costs the list's two steps and the exchange of the lists, which on mapped buffers cost more than
 // the copies in cache save (weftMemAlloc buffers, np 4, 100 x 64 KiB: 1207-1392 us in 8 MiB pieces, 1746-2775 in
 // 2 MiB, Zen 5, 2026-11-26; 3259-3484 against 3552-4082 on the Zen 3 box). Whether some rank copies is each
 // rank's own, so the ranks tell each other (one small AllGather), unless the cut is the same either way.
-size_t listPieceBytes(const Op& op) {
+size_t listPieceBytes(const Op& op, bool listsEvery) {
   weftComm& comm = *op.comm;
   const size_t mappedPieceBytes = mappedListPieceBytes(static_cast<size_t>(comm.nranks));
   const size_t totalBytes = op.args.count * dataTypeSize(op.args.type);
+  if (listsEvery) return mappedPieceBytes;
   if (mappedPieceBytes <= kBouncedListPieceBytes || totalBytes <= kBouncedListPieceBytes) {
     return std::min(mappedPieceBytes, kBouncedListPieceBytes);
   }
@@ -157,7 +168,8 @@ void runListInPieces(Backend& backend, const Op& op) {
   const size_t elem = dataTypeSize(op.args.type);
   const size_t total = op.args.count;
   // Pieces of equal size, so that none falls below the backend's list threshold when the whole is above.
-  const size_t pieceBytes = listPieceBytes(op);
+  const bool listsEvery = listsEveryPart(backend, op);
+  const size_t pieceBytes = listPieceBytes(op, listsEvery);
   const size_t pieceLimit = std::max<size_t>(1, pieceBytes / elem);
   const size_t pieces = (total + pieceLimit - 1) / pieceLimit;
   const size_t pieceElems = (total + pieces - 1) / pieces;
@@ -182,7 +194,7 @@ void runListInPieces(Backend& backend, const Op& op) {
       const auto* send = static_cast<const unsigned char*>(m.args.sendbuff) + at * elem;
       auto* recv = static_cast<unsigned char*>(m.args.recvbuff) + at * elem;
       const size_t bytes = len * elem;
-      if (isHostMemory(send, bytes) && isHostMemory(recv, bytes)) {
+      if (listsEvery || (isHostMemory(send, bytes) && isHostMemory(recv, bytes))) {
         buffers.push_back({send, recv, len});
         lastBounced = false;
         return;

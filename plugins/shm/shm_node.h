@@ -143,7 +143,7 @@ class NodeComm {
   // AllReduce and Reduce. Larger ones go direct by CMA.
   size_t stageLimit(weftCollType_t coll) const;
   // Whether core should copy op's buffers into plugin memory and run it there (its bounce; the advice
-  // extension): not where this rank found CMA cheap enough (calibrate()) and op is at least a bounce piece.
+  // extension): not where calibrate() found CMA faster and op is at least a bounce piece, below 16 MiB.
   // Alike on every rank.
   bool prefersPluginMemory(const weftBackendOp_v1& op) const;
   size_t reduceAllBytes() const { return reduceAllBytes_; }

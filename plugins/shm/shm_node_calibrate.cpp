@@ -37,8 +37,14 @@ namespace weft::shm {
 namespace {
 
 constexpr size_t kProbeBytes = size_t{512} << 10;  // core's bounce piece (kBouncePieceBytes)
-constexpr int kBlocks = 3;                         // of each way, after a block of each to warm up
-constexpr int kBlockCalls = 4;                     // the first untimed
+// From this size the bounce stays whatever the probe found. On the Xeon, one 16 MiB AllReduce on buffers other
+// work had pushed out of the caches (commperf --fusion's single call, between the other forms' 3 x 32 MiB)
+// took 3.5-3.7 ms by CMA against 2.6-2.7 bounced; at 5-6 MiB CMA still won (606-917 us against 798-1032),
+// at 10 MiB it went either way (1.5-1.9 ms against 1.6). With inputs just rewritten, CMA won at 16 MiB too
+// (2.2 ms against 2.6): large AllReduces in training (gradient buckets) lie somewhere between.
+constexpr size_t kBounceFromBytesAnyway = size_t{16} << 20;
+constexpr int kBlocks = 3;      // of each way, after a block of each to warm up
+constexpr int kBlockCalls = 4;  // the first untimed
 constexpr double kDirectMustWin = 0.9;
 
 // Rewrites every cache line of the buffer with what it holds: dirty in this CPU's cache, as fresh input is.
@@ -69,7 +75,8 @@ class SharedBuffer {
 }  // namespace
 
 bool NodeComm::prefersPluginMemory(const weftBackendOp_v1& op) const {
-  return !cmaBeatsBounce_ || op.count * plugin::elementBytes(op.datatype) < kProbeBytes;
+  const size_t bytes = op.count * plugin::elementBytes(op.datatype);
+  return !cmaBeatsBounce_ || bytes < kProbeBytes || bytes >= kBounceFromBytesAnyway;
 }
 
 weftResult_t NodeComm::calibrate() {
