@@ -20,7 +20,7 @@
 // Where process_vm_readv is cheap the kernel's copies beat the three memcpy of a piece, and the backend says
 // so (weftBackendAdviceOps_v1): the shm backend, where its first collective found CMA faster on a 512 KiB
 // AllReduce and every rank has a CPU (plugins/shm/shm_node_calibrate.cpp). Then AllReduces and Reduces of a
-// piece or more do not bounce. 2-vCPU Xeon (KVM), np 2, heap buffers, float sum, inputs rewritten before
+// piece to below 16 MiB do not bounce (larger ones on buffers pushed out of the caches went faster bounced). 2-vCPU Xeon (KVM), np 2, heap buffers, float sum, inputs rewritten before
 // each call (commperf --touch_input), 2026-12-02, two launches each, Weft in us, bounced -> direct: AllReduce
 // 512 KiB 53-54 -> 43-44, 1 MiB 128-131 -> 109-118, 4 MiB 650-655 -> 524-537, 16 MiB 2602-2665 ->
 // 2220-2277; Reduce 4 MiB 575 -> 465, 16 MiB 2465 -> 1816. Below a piece the bounce stayed ahead (64 KiB

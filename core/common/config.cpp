@@ -55,7 +55,7 @@ const std::vector<Variable>& variables() {
        "a ring of 8 times this per communicator); larger inputs go by CMA (alike on every rank)"},
       {"WEFT_SHM_CMA_COST", "measure",
        "shm: measure (the first collective of a node backend whose ranks each have a CPU times a 512K "
-       "AllReduce by CMA against bounced through mapped memory; larger AllReduces and Reduces bounce only if "
+       "AllReduce by CMA against bounced through mapped memory; AllReduces and Reduces of 512K-16M bounce only if "
        "that won), high (always bounce) or low (no bounce where every rank has a CPU); alike on every rank"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
