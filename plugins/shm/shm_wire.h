@@ -4,6 +4,7 @@
 #ifndef WEFT_PLUGINS_SHM_WIRE_H
 #define WEFT_PLUGINS_SHM_WIRE_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -50,7 +51,7 @@ inline void encodeHandle(const std::string& name, uint32_t pid, unsigned char* o
   putLe(out + 4, kWireVersion, 2);
   putLe(out + 6, name.size(), 2);
   putLe(out + 8, pid, 4);
-  std::memcpy(out + kHandleNameOffset, name.data(), name.size());
+  std::copy(name.begin(), name.end(), out + kHandleNameOffset);  // length-prefixed above, not terminated
 }
 
 // Returns false when the bytes are not an shm handle of this version (or the name is not one of ours).
