@@ -135,8 +135,8 @@ bool listsEveryPart(Backend& backend, const Op& op) {
 size_t listPieceBytes(const Op& op, bool listsEvery) {
   weftComm& comm = *op.comm;
   const size_t mappedPieceBytes = mappedListPieceBytes(static_cast<size_t>(comm.nranks));
+  if (listsEvery) return mappedPieceBytes;  // nobody copies
   const size_t totalBytes = op.args.count * dataTypeSize(op.args.type);
-  if (listsEvery) return mappedPieceBytes;
   if (mappedPieceBytes <= kBouncedListPieceBytes || totalBytes <= kBouncedListPieceBytes) {
     return std::min(mappedPieceBytes, kBouncedListPieceBytes);
   }

@@ -20,14 +20,14 @@
 // Where process_vm_readv is cheap the kernel's copies beat the three memcpy of a piece, and the backend says
 // so (weftBackendAdviceOps_v1): the shm backend, where its first collective found CMA faster on a 512 KiB
 // AllReduce and every rank has a CPU (plugins/shm/shm_node_calibrate.cpp). Then AllReduces and Reduces of a
-// piece to below 16 MiB do not bounce (larger ones on buffers pushed out of the caches went faster bounced). 2-vCPU Xeon (KVM), np 2, heap buffers, float sum, inputs rewritten before
-// each call (commperf --touch_input), 2026-12-02, two launches each, Weft in us, bounced -> direct: AllReduce
-// 512 KiB 53-54 -> 43-44, 1 MiB 128-131 -> 109-118, 4 MiB 650-655 -> 524-537, 16 MiB 2602-2665 ->
-// 2220-2277; Reduce 4 MiB 575 -> 465, 16 MiB 2465 -> 1816. Below a piece the bounce stayed ahead (64 KiB
-// 8.1 against 9.0-10.1 us; 128-256 KiB within 10 %). With inputs untouched since the call before (as in
-// commperf's default loops) direct won by more, 1.3-1.5x, and from 64 KiB. At np 4 on those 2 vCPUs the
-// bounce still won up to 256 KiB and lost ~15 % from 1 MiB; there the backend does not measure and keeps
-// advising it.
+// piece to below 16 MiB do not bounce (larger ones on buffers pushed out of the caches went faster bounced).
+// 2-vCPU Xeon (KVM), np 2, heap buffers, float sum, inputs rewritten before each call (commperf
+// --touch_input), 2026-12-02, two launches each, Weft in us, bounced -> direct: AllReduce 512 KiB 53-54 ->
+// 43-44, 1 MiB 128-131 -> 109-118, 4 MiB 650-655 -> 524-537, 16 MiB 2602-2665 -> 2220-2277; Reduce 4 MiB
+// 575 -> 465, 16 MiB 2465 -> 1816. Below a piece the bounce stayed ahead (64 KiB 8.1 against 9.0-10.1 us;
+// 128-256 KiB within 10 %). With inputs untouched since the call before (as in commperf's default loops)
+// direct won by more, 1.3-1.5x, and from 64 KiB. At np 4 on those 2 vCPUs the bounce still won up to 256 KiB
+// and lost ~15 % from 1 MiB; there the backend does not measure and keeps advising it.
 #include "core/collectives/bounce.h"
 
 #include <algorithm>
