@@ -6,9 +6,8 @@
 // It compares the shm backend's two ways of running large AllReduces on heap buffers: run it under
 // WEFT_SHM_CMA_COST=high (bounced through mapped memory) and =low (by CMA where every rank has a CPU).
 //
-// build: g++ -O2 -std=c++20 perf/probes/cold_allreduce.cpp -Iinclude -Lbuild/lib -lweft \
-//          -Wl,-rpath,$PWD/build/lib $(mpicxx --showme:compile) $(mpicxx --showme:link) -o /tmp/cold_allreduce
-// usage: mpirun -np 2 -x WEFT_SHM_CMA_COST=low /tmp/cold_allreduce CALLS KIB      e.g. 16 1024
+// Built with commperf (build/bin/cold_allreduce).
+// usage: mpirun -np 2 -x WEFT_SHM_CMA_COST=low build/bin/cold_allreduce CALLS KIB      e.g. 16 1024
 // Results: perf/README.md, "A fifth box: 2-vCPU Xeon" (the cold-buffer cases that bound the advice).
 #include <mpi.h>
 #include <weft/weft.h>
