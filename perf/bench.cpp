@@ -109,8 +109,12 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
 
 void touchLines(void* data, size_t bytes) {
   auto* p = static_cast<volatile unsigned char*>(data);
-  for (size_t i = 0; i < bytes; i += 64) p[i] = p[i];
-  if (bytes > 0) p[bytes - 1] = p[bytes - 1];
+  auto rewrite = [p](size_t i) {
+    const unsigned char held = p[i];
+    p[i] = held;
+  };
+  for (size_t i = 0; i < bytes; i += 64) rewrite(i);
+  if (bytes > 0) rewrite(bytes - 1);
 }
 
 void fillMeasure(Measure& m, const std::vector<double>& roundSec, double bytes, double busFactor) {

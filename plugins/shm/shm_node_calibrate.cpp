@@ -51,7 +51,10 @@ constexpr double kDirectMustWin = 0.9;
 // Rewrites every cache line of the buffer with what it holds: dirty in this CPU's cache, as fresh input is.
 void dirtyLines(std::vector<float>& buffer) {
   auto* p = reinterpret_cast<volatile unsigned char*>(buffer.data());
-  for (size_t i = 0; i < buffer.size() * sizeof(float); i += kCacheLine) p[i] = p[i];
+  for (size_t i = 0; i < buffer.size() * sizeof(float); i += kCacheLine) {
+    const unsigned char held = p[i];
+    p[i] = held;
+  }
 }
 
 // A buffer of plugin memory (shm_memory.h) for the probe's bounce, given back when it goes.
