@@ -125,7 +125,7 @@ weftResult_t NodeComm::calibrate() {
          "node backend: AllReduce of %zu KiB at %d ranks, fresh inputs: %.1f us by CMA, %.1f bounced through "
          "mapped memory (best of %d): %s",
          kProbeBytes >> 10, nranks_, directBest, bouncedBest, kBlocks * (kBlockCalls - 1),
-         cmaBeatsBounce_ ? "large AllReduces and Reduces run by CMA on the callers' buffers"
+         cmaBeatsBounce_ ? "AllReduces and Reduces of 512 KiB to 16 MiB run by CMA on the callers' buffers"
                          : "large AllReduces and Reduces are bounced");
   }
   return weftSuccess;
