@@ -12,11 +12,14 @@
 // Under those two rules the rank that is furthest behind can always progress, so nothing deadlocks.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <span>
 
 #include "core/algorithms/channel.h"
+#include "core/algorithms/partition.h"
 #include "core/algorithms/small_vector.h"
 
 namespace weft {
@@ -36,6 +39,7 @@ inline size_t segmentElements(size_t elemSize) {
   size_t elements = gPipelineSegmentBytes.load(std::memory_order_relaxed) / elemSize;
   return elements > 0 ? elements : 1;
 }
+inline size_t segmentBytes(size_t elemSize) { return segmentElements(elemSize) * elemSize; }
 
 // A receive that may not have been posted: empty messages are skipped on both ends (each computes the
 // same size), so a Channel never sees one.
@@ -98,6 +102,51 @@ inline void exchange(Channel& channel, int sendPeer, const void* sendData, size_
   if (sendBytes != 0) requests[n++] = channel.isend(sendPeer, sendData, sendBytes);
   if (recvBytes != 0) requests[n++] = channel.irecv(recvPeer, recvData, recvBytes);
   if (n != 0) channel.waitAll({requests, n});
+}
+
+// Exchanges two large messages with one partner, as exchange() does, but in segments of segmentBytes(elemSize)
+// each way, so that each received segment can be used while it is still in cache and the next ones
+// travel (without it a 4 MiB half went through the socket buffers whole and was read back from memory: np 2
+// AllReduce over tcp, 2-vCPU Xeon, Rabenseifner 1.6-1.7x slower than the segmented ring from 4 MiB).
+// Received segment i lands at landing(i) (room for kSegmentsInFlight * segmentBytes(elemSize) at landing(0), for
+// a message that goes whole, and for segmentBytes(elemSize) at each later one) and then
+// arrived(i, offset, bytes) runs, offset being the segment's first byte in the received message; after it
+// returns, landing(i) may take segment i + kSegmentsInFlight. Both partners cut their messages alike, so a
+// send of b bytes meets a receive of b bytes in the same segments. Flow control as at the top of this file:
+// every wait for a segment also waits for the sends outstanding, and the sends run at most
+// kSegmentsInFlight ahead of the segments consumed, which is the partner's window.
+template <typename Landing, typename Arrived>
+void exchangeInSegments(Channel& channel, int partner, const char* sendData, size_t sendBytes, size_t recvBytes,
+                        size_t elemSize, Landing landing, Arrived arrived) {
+  // A message the window holds at once goes whole: segments would add round trips and keep nothing more in
+  // cache (np 2 over tcp, 1 MiB AllReduces: 5-10 % slower in four segments).
+  const size_t windowBytes = kSegmentsInFlight * segmentBytes(elemSize);
+  const size_t segment = std::max(sendBytes, recvBytes) <= windowBytes ? windowBytes : segmentBytes(elemSize);
+  const size_t sendSegments = ceilDiv(sendBytes, segment);
+  const size_t recvSegments = ceilDiv(recvBytes, segment);
+  auto bytesOf = [&](size_t i, size_t total) { return std::min(segment, total - i * segment); };
+  std::array<PendingRecv, kSegmentsInFlight> window{};
+  SendQueue sends(channel);
+  auto postRecv = [&](size_t i) {
+    if (i < recvSegments) window[i % kSegmentsInFlight].post(channel, partner, landing(i), bytesOf(i, recvBytes));
+  };
+  auto postSend = [&](size_t i) {
+    if (i < sendSegments) sends.post(partner, sendData + i * segment, bytesOf(i, sendBytes));
+  };
+  // The send first, as in exchange().
+  for (size_t i = 0; i < kSegmentsInFlight; ++i) postSend(i);
+  for (size_t i = 0; i < kSegmentsInFlight; ++i) postRecv(i);
+  for (size_t i = 0; i < std::max(sendSegments, recvSegments); ++i) {
+    if (i < recvSegments) {
+      sends.waitWith(window[i % kSegmentsInFlight]);
+      arrived(i, i * segment, bytesOf(i, recvBytes));
+    } else {
+      sends.completeAll();
+    }
+    postRecv(i + kSegmentsInFlight);
+    postSend(i + kSegmentsInFlight);
+  }
+  sends.completeAll();
 }
 
 }  // namespace weft

@@ -655,10 +655,15 @@ std::vector<Algorithm> allAlgorithms() {
           Algorithm::ReduceScatterRingHostOrder};
 }
 std::vector<Algorithm> pipelinedAlgorithms() {
-  return {
-      Algorithm::AllReduceRing,          Algorithm::ReduceScatterRing,          Algorithm::AllGatherRing,
-      Algorithm::AllGatherRingHostOrder, Algorithm::ReduceScatterRingHostOrder, Algorithm::BroadcastBinomialTree,
-      Algorithm::ReduceBinomialTree};
+  return {Algorithm::AllReduceRing,
+          Algorithm::ReduceScatterRing,
+          Algorithm::AllGatherRing,
+          Algorithm::AllGatherRingHostOrder,
+          Algorithm::ReduceScatterRingHostOrder,
+          Algorithm::BroadcastBinomialTree,
+          Algorithm::ReduceBinomialTree,
+          Algorithm::AllReduceRabenseifner,
+          Algorithm::ReduceScatterRabenseifner};
 }
 
 using Param = std::tuple<Algorithm, int>;
@@ -751,6 +756,8 @@ TEST(LargeMessages, DefaultSegments) {
       {Algorithm::BroadcastBinomialTree, 5, segmentFloats * 5 / 2 + 1, weftFloat32, weftSum, false, 2},
       {Algorithm::ReduceBinomialTree, 5, segmentFloats * 5 / 2 + 1, weftFloat32, weftSum, false, 3},
       {Algorithm::AllReduceRabenseifner, 6, segmentFloats * 2 + 1, weftFloat32, weftSum, false, 0},
+      {Algorithm::AllReduceRabenseifner, 2, segmentFloats * 9 + 5, weftFloat32, weftSum, true, 0},
+      {Algorithm::ReduceScatterRabenseifner, 5, segmentFloats * 3 / 2 + 1, weftFloat32, weftSum, false, 0},
   };
   for (const Case& c : cases) EXPECT_TRUE(runCase(c));
 }
