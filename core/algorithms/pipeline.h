@@ -54,7 +54,8 @@ struct PendingRecv {
   // The same as one vectored message of `bytes` in all.
   void post(Channel& channel, int peer, std::span<const BufferPiece> pieces, size_t bytes) {
     posted = bytes != 0;
-    if (posted) request = channel.irecvv(peer, pieces);
+    if (!posted) return;
+    request = pieces.size() == 1 ? channel.irecv(peer, pieces[0].data, bytes) : channel.irecvv(peer, pieces);
   }
 };
 
@@ -69,7 +70,9 @@ class SendQueue {
     if (bytes != 0) requests_.push_back(channel_.isend(peer, data, bytes));
   }
   void post(int peer, std::span<const BufferPiece> pieces, size_t bytes) {
-    if (bytes != 0) requests_.push_back(channel_.isendv(peer, pieces));
+    if (bytes == 0) return;
+    requests_.push_back(pieces.size() == 1 ? channel_.isend(peer, pieces[0].data, bytes)
+                                           : channel_.isendv(peer, pieces));
   }
 
   // Waits for `recv` and every outstanding send.
@@ -104,34 +107,69 @@ inline void exchange(Channel& channel, int sendPeer, const void* sendData, size_
   if (n != 0) channel.waitAll({requests, n});
 }
 
-// Exchanges two large messages with one partner, as exchange() does, but in segments of segmentBytes(elemSize)
-// each way, so that each received segment can be used while it is still in cache and the next ones
-// travel (without it a 4 MiB half went through the socket buffers whole and was read back from memory: np 2
-// AllReduce over tcp, 2-vCPU Xeon, Rabenseifner 1.6-1.7x slower than the segmented ring from 4 MiB).
-// Received segment i lands at landing(i) (room for kSegmentsInFlight * segmentBytes(elemSize) at landing(0), for
-// a message that goes whole, and for segmentBytes(elemSize) at each later one) and then
-// arrived(i, offset, bytes) runs, offset being the segment's first byte in the received message; after it
-// returns, landing(i) may take segment i + kSegmentsInFlight. Both partners cut their messages alike, so a
-// send of b bytes meets a receive of b bytes in the same segments. Flow control as at the top of this file:
-// every wait for a segment also waits for the sends outstanding, and the sends run at most
-// kSegmentsInFlight ahead of the segments consumed, which is the partner's window.
-template <typename Landing, typename Arrived>
-void exchangeInSegments(Channel& channel, int partner, const char* sendData, size_t sendBytes, size_t recvBytes,
-                        size_t elemSize, Landing landing, Arrived arrived) {
-  // A message the window holds at once goes whole: segments would add round trips and keep nothing more in
-  // cache (np 2 over tcp, 1 MiB AllReduces: 5-10 % slower in four segments).
+// How exchangeInSegments cuts a message of `bytes`: in segments of segmentBytes(elemSize), or whole when the
+// receive window holds it at once, since segments would then add round trips and keep nothing more in cache
+// (np 2 over tcp, 1 MiB AllReduces: 5-10 % slower in four segments). The size alone decides, so a send and
+// its receive are cut alike.
+inline size_t exchangeSegmentBytes(size_t bytes, size_t elemSize) {
   const size_t windowBytes = kSegmentsInFlight * segmentBytes(elemSize);
-  const size_t segment = std::max(sendBytes, recvBytes) <= windowBytes ? windowBytes : segmentBytes(elemSize);
-  const size_t sendSegments = ceilDiv(sendBytes, segment);
-  const size_t recvSegments = ceilDiv(recvBytes, segment);
-  auto bytesOf = [&](size_t i, size_t total) { return std::min(segment, total - i * segment); };
+  return bytes <= windowBytes ? windowBytes : segmentBytes(elemSize);
+}
+
+// The pieces of a message, at most two (a run of blocks that wraps round the buffer once).
+using MessagePieces = std::array<BufferPiece, 2>;
+
+// Bytes [offset, offset + bytes) of the concatenation of `pieces`, as pieces in `out`.
+inline std::span<const BufferPiece> slicePieces(std::span<const BufferPiece> pieces, size_t offset, size_t bytes,
+                                                MessagePieces& out) {
+  size_t n = 0;
+  for (const BufferPiece& piece : pieces) {
+    if (bytes == 0) break;
+    if (offset >= piece.bytes) {
+      offset -= piece.bytes;
+      continue;
+    }
+    const size_t take = std::min(piece.bytes - offset, bytes);
+    out[n++] = {static_cast<char*>(piece.data) + offset, take};
+    offset = 0;
+    bytes -= take;
+  }
+  return {out.data(), n};
+}
+
+// Sends one large message and receives another at the same time, as exchange() does, but each cut as
+// exchangeSegmentBytes says, so that each received segment can be used while it is still in cache and the next
+// ones travel (without it a 4 MiB half went through the socket buffers whole and was read back from memory:
+// np 2 AllReduce over tcp, 2-vCPU Xeon, Rabenseifner 1.6-1.7x slower than the segmented ring from 4 MiB).
+// Received segment i, bytes [offset, offset + bytes) of the message, lands in the pieces
+// landing(i, offset, bytes, out) returns (built in `out`, or any that live as long), then arrived(i, offset,
+// bytes) runs; after it returns, segment i + kSegmentsInFlight may land in the same place. Flow control as at
+// the top of this file: every wait for a segment also waits for the sends outstanding, and the sends run at
+// most kSegmentsInFlight ahead of the segments consumed, which is the window the receiver posts.
+template <typename Landing, typename Arrived>
+void exchangeInSegments(Channel& channel, int sendPeer, std::span<const BufferPiece> send, int recvPeer,
+                        size_t recvBytes, size_t elemSize, Landing landing, Arrived arrived) {
+  size_t sendBytes = 0;
+  for (const BufferPiece& piece : send) sendBytes += piece.bytes;
+  const size_t sendCut = exchangeSegmentBytes(sendBytes, elemSize);
+  const size_t recvCut = exchangeSegmentBytes(recvBytes, elemSize);
+  const size_t sendSegments = ceilDiv(sendBytes, sendCut);
+  const size_t recvSegments = ceilDiv(recvBytes, recvCut);
   std::array<PendingRecv, kSegmentsInFlight> window{};
   SendQueue sends(channel);
   auto postRecv = [&](size_t i) {
-    if (i < recvSegments) window[i % kSegmentsInFlight].post(channel, partner, landing(i), bytesOf(i, recvBytes));
+    if (i >= recvSegments) return;
+    const size_t offset = i * recvCut;
+    const size_t bytes = std::min(recvCut, recvBytes - offset);
+    MessagePieces out{};
+    window[i % kSegmentsInFlight].post(channel, recvPeer, landing(i, offset, bytes, out), bytes);
   };
   auto postSend = [&](size_t i) {
-    if (i < sendSegments) sends.post(partner, sendData + i * segment, bytesOf(i, sendBytes));
+    if (i >= sendSegments) return;
+    const size_t offset = i * sendCut;
+    const size_t bytes = std::min(sendCut, sendBytes - offset);
+    MessagePieces out{};
+    sends.post(sendPeer, slicePieces(send, offset, bytes, out), bytes);
   };
   // The send first, as in exchange().
   for (size_t i = 0; i < kSegmentsInFlight; ++i) postSend(i);
@@ -139,7 +177,7 @@ void exchangeInSegments(Channel& channel, int partner, const char* sendData, siz
   for (size_t i = 0; i < std::max(sendSegments, recvSegments); ++i) {
     if (i < recvSegments) {
       sends.waitWith(window[i % kSegmentsInFlight]);
-      arrived(i, i * segment, bytesOf(i, recvBytes));
+      arrived(i, i * recvCut, std::min(recvCut, recvBytes - i * recvCut));
     } else {
       sends.completeAll();
     }
@@ -147,6 +185,13 @@ void exchangeInSegments(Channel& channel, int partner, const char* sendData, siz
     postSend(i + kSegmentsInFlight);
   }
   sends.completeAll();
+}
+
+// A Landing for exchangeInSegments: each segment at its offset in `pieces` (which must outlive the exchange).
+inline auto landInPieces(std::span<const BufferPiece> pieces) {
+  return [pieces](size_t, size_t offset, size_t bytes, MessagePieces& out) {
+    return slicePieces(pieces, offset, bytes, out);
+  };
 }
 
 }  // namespace weft

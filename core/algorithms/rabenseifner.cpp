@@ -83,6 +83,10 @@ void reduceScatterByHalving(const Participants& group, const char* input, char* 
     const char* mine = elementAt(from, group.start[kept], group.elemSize);
     char* result = distance == 1 && ownBlock != nullptr ? ownBlock : group.blocksAt(kept);
     auto slot = [&](size_t segment) { return slots + (segment % kSegmentsInFlight) * slotBytes; };
+    auto inSlot = [&](size_t segment, size_t, size_t bytes, MessagePieces& out) {
+      out[0] = {slot(segment), bytes};
+      return std::span<const BufferPiece>(out.data(), 1);
+    };
     auto reduceSegment = [&](size_t segment, size_t offset, size_t bytes) {
       const size_t n = bytes / group.elemSize;
       if (lower) {
@@ -91,9 +95,11 @@ void reduceScatterByHalving(const Participants& group, const char* input, char* 
         reduce(result + offset, slot(segment), mine + offset, n, args.type, args.op);
       }
     };
-    exchangeInSegments(channel, group.fold.oldRank(partnerNewRank),
-                       elementAt(from, group.start[given], group.elemSize), group.bytesOf(given, given + distance),
-                       group.bytesOf(kept, kept + distance), group.elemSize, slot, reduceSegment);
+    const int partner = group.fold.oldRank(partnerNewRank);
+    const BufferPiece outgoing{const_cast<char*>(elementAt(from, group.start[given], group.elemSize)),
+                               group.bytesOf(given, given + distance)};  // only read
+    exchangeInSegments(channel, partner, {&outgoing, 1}, partner, group.bytesOf(kept, kept + distance),
+                       group.elemSize, inSlot, reduceSegment);
     from = group.vector;
     first = kept;
   }
@@ -106,12 +112,10 @@ void allGatherByDoubling(const Participants& group, Channel& channel) {
     const size_t mine = group.newRank & ~(distance - 1);
     const size_t theirs = partnerNewRank & ~(distance - 1);
     const int partner = group.fold.oldRank(partnerNewRank);
-    char* into = group.blocksAt(theirs);
-    exchangeInSegments(
-        channel, partner, group.blocksAt(mine), group.bytesOf(mine, mine + distance),
-        group.bytesOf(theirs, theirs + distance), group.elemSize,
-        [&](size_t segment) { return into + segment * segmentBytes(group.elemSize); },
-        [](size_t, size_t, size_t) {});
+    const BufferPiece ours{group.blocksAt(mine), group.bytesOf(mine, mine + distance)};
+    const BufferPiece into{group.blocksAt(theirs), group.bytesOf(theirs, theirs + distance)};
+    exchangeInSegments(channel, partner, {&ours, 1}, partner, into.bytes, group.elemSize, landInPieces({&into, 1}),
+                       [](size_t, size_t, size_t) {});
   }
 }
 

@@ -663,7 +663,8 @@ std::vector<Algorithm> pipelinedAlgorithms() {
           Algorithm::BroadcastBinomialTree,
           Algorithm::ReduceBinomialTree,
           Algorithm::AllReduceRabenseifner,
-          Algorithm::ReduceScatterRabenseifner};
+          Algorithm::ReduceScatterRabenseifner,
+          Algorithm::AllGatherBruck};
 }
 
 using Param = std::tuple<Algorithm, int>;
@@ -758,6 +759,8 @@ TEST(LargeMessages, DefaultSegments) {
       {Algorithm::AllReduceRabenseifner, 6, segmentFloats * 2 + 1, weftFloat32, weftSum, false, 0},
       {Algorithm::AllReduceRabenseifner, 2, segmentFloats * 9 + 5, weftFloat32, weftSum, true, 0},
       {Algorithm::ReduceScatterRabenseifner, 5, segmentFloats * 3 / 2 + 1, weftFloat32, weftSum, false, 0},
+      {Algorithm::AllGatherBruck, 2, segmentFloats * 9 + 5, weftFloat32, weftSum, false, 0},
+      {Algorithm::AllGatherBruck, 3, segmentFloats * 3 + 7, weftFloat32, weftSum, true, 0},
   };
   for (const Case& c : cases) EXPECT_TRUE(runCase(c));
 }
