@@ -107,12 +107,14 @@ inline void exchange(Channel& channel, int sendPeer, const void* sendData, size_
   if (n != 0) channel.waitAll({requests, n});
 }
 
-// How exchangeInSegments cuts a message of `bytes`: in segments of segmentBytes(elemSize), or whole when the
-// receive window holds it at once, since segments would then add round trips and keep nothing more in cache
-// (np 2 over tcp, 1 MiB AllReduces: 5-10 % slower in four segments). The size alone decides, so a send and
-// its receive are cut alike.
-inline size_t exchangeSegmentBytes(size_t bytes, size_t elemSize) {
+// How exchangeInSegments cuts a message of `bytes`: whole where the channel says segments do not pay
+// (Channel::cutsLargeMessages) or where the receive window holds it at once, since segments would then add
+// round trips and keep nothing more in cache (np 2 over tcp, 1 MiB AllReduces: 5-10 % slower in four
+// segments); else in segments of segmentBytes(elemSize). The size and the transport decide, so a send and its
+// receive are cut alike.
+inline size_t exchangeSegmentBytes(size_t bytes, size_t elemSize, bool cut) {
   const size_t windowBytes = kSegmentsInFlight * segmentBytes(elemSize);
+  if (!cut) return std::max(bytes, windowBytes);
   return bytes <= windowBytes ? windowBytes : segmentBytes(elemSize);
 }
 
@@ -151,8 +153,8 @@ void exchangeInSegments(Channel& channel, int sendPeer, std::span<const BufferPi
                         size_t recvBytes, size_t elemSize, Landing landing, Arrived arrived) {
   size_t sendBytes = 0;
   for (const BufferPiece& piece : send) sendBytes += piece.bytes;
-  const size_t sendCut = exchangeSegmentBytes(sendBytes, elemSize);
-  const size_t recvCut = exchangeSegmentBytes(recvBytes, elemSize);
+  const size_t sendCut = exchangeSegmentBytes(sendBytes, elemSize, channel.cutsLargeMessages(sendPeer));
+  const size_t recvCut = exchangeSegmentBytes(recvBytes, elemSize, channel.cutsLargeMessages(recvPeer));
   const size_t sendSegments = ceilDiv(sendBytes, sendCut);
   const size_t recvSegments = ceilDiv(recvBytes, recvCut);
   std::array<PendingRecv, kSegmentsInFlight> window{};

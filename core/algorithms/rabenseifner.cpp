@@ -23,10 +23,10 @@
 // Copies: none of the input. The first halving round sends from sendbuff and reduces its kept half from
 // sendbuff and the partner's half (at 2 ranks straight into recvbuff); copying the input first cost 1.6x at
 // 2 ranks and 8 MiB over tcp.
-// Pipelining: every exchange goes in segments (exchangeInSegments, pipeline.h), and a halving round reduces
-// each incoming segment as it arrives, from kSegmentsInFlight scratch slots instead of a half-vector of
-// scratch. Whole halves cost 1.5-1.7x from 8 MiB at 2 ranks over tcp (2-vCPU Xeon: a 4 MiB half went through
-// the socket buffers and back from memory), the same bytes the segmented ring moves at its speed.
+// Pipelining: over tcp every exchange goes in segments (exchangeInSegments, pipeline.h), and a halving round
+// reduces each incoming segment as it arrives, from kSegmentsInFlight scratch slots. Whole halves cost
+// 1.5-1.7x from 8 MiB at 2 ranks over tcp (2-vCPU Xeon: a 4 MiB half went through the socket buffers and back
+// from memory), the same bytes the segmented ring moves at its speed. Over shm they go whole (one CMA copy).
 #include <algorithm>
 
 #include "core/algorithms/algorithms.h"
@@ -60,7 +60,9 @@ struct Participants {
   }
   // The halving rounds' slot for one incoming segment: a segment, or less for a short vector.
   size_t slotBytes() const { return std::min(segmentBytes(elemSize), largestHalfBytes()); }
-  size_t slotsBytes() const { return kSegmentsInFlight * slotBytes(); }
+  // Their scratch: kSegmentsInFlight slots, or a whole half where a transport does not cut messages
+  // (Channel::cutsLargeMessages) and the half arrives in one piece at the first slot.
+  size_t slotsBytes() const { return std::max(kSegmentsInFlight * slotBytes(), largestHalfBytes()); }
 };
 
 // `input` holds this participant's contribution at the vector's offsets: the caller's sendbuff (read-only), or

@@ -270,4 +270,9 @@ void* CommChannel::scratch(int slot, size_t bytes) {
   return buffer.data();
 }
 
+// shm, the one same-host transport, moves a large message by one CMA copy or through its own ring.
+bool CommChannel::cutsLargeMessages(int peer) const {
+  return peer == comm_.rank || !comm_.connections->sameHostOnly(peer);
+}
+
 }  // namespace weft

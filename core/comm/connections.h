@@ -69,6 +69,8 @@ class Connections {
   const weftTransportOps_v1& ops(int peer) const { return *links_[linkOf_[peer]].plugin->plugin->transport; }
   // The vectored messages of the transport serving `peer`, or null when it has none.
   const weftTransportVecOps_v1* vecOps(int peer) const { return links_[linkOf_[peer]].plugin->transportVec; }
+  // Whether the transport to peer reaches only ranks on this host (shm).
+  bool sameHostOnly(int peer) const { return links_[linkOf_[peer]].plugin->props.reach == weftReachSameHost; }
   // Lets the core sleep until the transport serving `peer` may progress.
   void waitReady(int peer, int timeoutUs);
   const std::string& transportName(int peer) const { return links_[linkOf_[peer]].plugin->name; }

@@ -50,6 +50,9 @@ class MemoryWorld {
 
   int size() const { return size_; }
   Delivery delivery() const { return delivery_; }
+  // What the channels answer to Channel::cutsLargeMessages (a real communicator: yes over tcp, no over shm).
+  void setCutsLargeMessages(bool cuts) { cutsLargeMessages_ = cuts; }
+  bool cutsLargeMessages() const { return cutsLargeMessages_; }
 
   // Runs body(channel) on one thread per rank. Rethrows the first failure (a rank's own error rather than
   // the errors of the ranks that gave up because of it), and fails when the collective left messages
@@ -123,6 +126,7 @@ class MemoryWorld {
 
   int size_;
   Delivery delivery_;
+  bool cutsLargeMessages_ = true;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;
   std::vector<std::condition_variable> wakeUp_;  // one per rank
@@ -214,6 +218,11 @@ class MemoryChannel final : public Channel {
       std::vector<char>(std::max<size_t>(bytes, 1), static_cast<char>(0xCD)).swap(buffer);  // a new address
     }
     return buffer.data();
+  }
+
+  bool cutsLargeMessages(int peer) const override {
+    checkPeer(peer);
+    return world_.cutsLargeMessages();
   }
 
   // Requests not consumed by waitAll yet.

@@ -765,6 +765,42 @@ TEST(LargeMessages, DefaultSegments) {
   for (const Case& c : cases) EXPECT_TRUE(runCase(c));
 }
 
+// Rabenseifner's and Bruck's exchanges at 2 ranks: in segments where the channel cuts large messages (tcp),
+// whole where it does not (shm), with the same results.
+TEST(LargeMessages, WholeWhereTheTransportDoesNotCut) {
+  const size_t count = gPipelineSegmentBytes / 4 * 9 + 5;  // a half of four and a half segments
+  const size_t segments = ceilDiv(count / 2 * 4, gPipelineSegmentBytes);
+  for (bool cuts : {true, false}) {
+    MemoryWorld world(2, Delivery::Synchronous);
+    world.setCutsLargeMessages(cuts);
+    std::vector<std::vector<float>> inputs(2), sums(2), gathered(2);
+    for (int r = 0; r < 2; ++r) {
+      inputs[r].resize(count);
+      for (size_t i = 0; i < count; ++i) inputs[r][i] = static_cast<float>((r + 1) * (i % 13));
+      sums[r].assign(count, -1.0f);
+      gathered[r].assign(2 * count, -1.0f);
+    }
+    ASSERT_NO_THROW(world.run([&](MemoryChannel& channel) {
+      const int r = channel.rank();
+      allReduceRabenseifner({inputs[r].data(), sums[r].data(), count, weftFloat32, weftSum}, channel);
+    }));
+    // One halving and one doubling message each, or each of them in segments.
+    EXPECT_EQ(world.messagesSent()[0], cuts ? 2 * segments : 2) << "cuts " << cuts;
+    ASSERT_NO_THROW(world.run([&](MemoryChannel& channel) {
+      const int r = channel.rank();
+      allGatherBruck({inputs[r].data(), gathered[r].data(), count, weftFloat32, weftSum}, channel);
+    }));
+    EXPECT_EQ(world.messagesSent()[0], cuts ? ceilDiv(count * 4, gPipelineSegmentBytes) : 1) << "cuts " << cuts;
+    for (int r = 0; r < 2; ++r) {
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(sums[r][i], static_cast<float>(3 * (i % 13))) << "rank " << r << " element " << i;
+        ASSERT_EQ(gathered[r][i], inputs[0][i]) << "rank " << r << " element " << i;
+        ASSERT_EQ(gathered[r][count + i], inputs[1][i]) << "rank " << r << " element " << i;
+      }
+    }
+  }
+}
+
 // weftAvg is mapped to sum by the caller; should it arrive, it reduces like sum.
 TEST(Ops, AvgReducesLikeSum) {
   for (Algorithm algorithm :
