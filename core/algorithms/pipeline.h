@@ -16,6 +16,7 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <numeric>
 #include <span>
 
 #include "core/algorithms/channel.h"
@@ -151,8 +152,8 @@ inline std::span<const BufferPiece> slicePieces(std::span<const BufferPiece> pie
 template <typename Landing, typename Arrived>
 void exchangeInSegments(Channel& channel, int sendPeer, std::span<const BufferPiece> send, int recvPeer,
                         size_t recvBytes, size_t elemSize, Landing landing, Arrived arrived) {
-  size_t sendBytes = 0;
-  for (const BufferPiece& piece : send) sendBytes += piece.bytes;
+  const size_t sendBytes = std::accumulate(send.begin(), send.end(), size_t{0},
+                                           [](size_t sum, const BufferPiece& piece) { return sum + piece.bytes; });
   const size_t sendCut = exchangeSegmentBytes(sendBytes, elemSize, channel.cutsLargeMessages(sendPeer));
   const size_t recvCut = exchangeSegmentBytes(recvBytes, elemSize, channel.cutsLargeMessages(recvPeer));
   const size_t sendSegments = ceilDiv(sendBytes, sendCut);
