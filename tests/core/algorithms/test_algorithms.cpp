@@ -664,7 +664,8 @@ std::vector<Algorithm> pipelinedAlgorithms() {
           Algorithm::ReduceBinomialTree,
           Algorithm::AllReduceRabenseifner,
           Algorithm::ReduceScatterRabenseifner,
-          Algorithm::AllGatherBruck};
+          Algorithm::AllGatherBruck,
+          Algorithm::AllToAllPairwise};
 }
 
 using Param = std::tuple<Algorithm, int>;
@@ -761,6 +762,8 @@ TEST(LargeMessages, DefaultSegments) {
       {Algorithm::ReduceScatterRabenseifner, 5, segmentFloats * 3 / 2 + 1, weftFloat32, weftSum, false, 0},
       {Algorithm::AllGatherBruck, 2, segmentFloats * 9 + 5, weftFloat32, weftSum, false, 0},
       {Algorithm::AllGatherBruck, 3, segmentFloats * 3 + 7, weftFloat32, weftSum, true, 0},
+      {Algorithm::AllToAllPairwise, 2, segmentFloats * 9 + 5, weftFloat32, weftSum, false, 0},
+      {Algorithm::AllToAllPairwise, 2, segmentFloats * 9 + 5, weftFloat32, weftSum, true, 0},
   };
   for (const Case& c : cases) EXPECT_TRUE(runCase(c));
 }
