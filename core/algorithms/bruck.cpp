@@ -63,7 +63,7 @@ void allGatherBruck(const CollArgs& args, Channel& channel) {
     const std::span<const BufferPiece> incoming = rotated.pieces(distance, blocks, recvPieces);
     if (to == from) {  // 2 * distance == p, alike on every rank
       exchangeInSegments(channel, to, outgoing, from, blocks * blockBytes, dataTypeSize(args.type),
-                         landInPieces(incoming), [](size_t, size_t, size_t) {});
+                         landInPieces(incoming), kNothingOnArrival);
     } else {
       // The send first, as exchange() does: a transport may start it at once.
       std::array<Request, 2> requests{channel.isendv(to, outgoing), channel.irecvv(from, incoming)};

@@ -37,10 +37,8 @@ void allToAllPairwise(const CollArgs& args, Channel& channel) {
 
   if (p == 2) {  // one step, with one peer: in segments where that pays (exchangeInSegments), as Bruck's
     const int other = 1 - rank;
-    const BufferPiece outgoing{const_cast<char*>(input + other * blockBytes), blockBytes};  // only read
-    const BufferPiece incoming{output + other * blockBytes, blockBytes};
-    return exchangeInSegments(channel, other, {&outgoing, 1}, other, blockBytes, dataTypeSize(args.type),
-                              landInPieces({&incoming, 1}), [](size_t, size_t, size_t) {});
+    return exchangeInSegments(channel, other, input + other * blockBytes, blockBytes, output + other * blockBytes,
+                              blockBytes, dataTypeSize(args.type));
   }
 
   std::array<Request, 2 * kSegmentsInFlight> requests;

@@ -190,11 +190,23 @@ void exchangeInSegments(Channel& channel, int sendPeer, std::span<const BufferPi
   sends.completeAll();
 }
 
+// An Arrived for exchangeInSegments when the received bytes are where they belong and need nothing more.
+inline constexpr auto kNothingOnArrival = [](size_t, size_t, size_t) {};
+
 // A Landing for exchangeInSegments: each segment at its offset in `pieces` (which must outlive the exchange).
 inline auto landInPieces(std::span<const BufferPiece> pieces) {
   return [pieces](size_t, size_t offset, size_t bytes, MessagePieces& out) {
     return slicePieces(pieces, offset, bytes, out);
   };
+}
+
+// The same between two contiguous buffers with one partner, the received bytes landing where they belong.
+inline void exchangeInSegments(Channel& channel, int partner, const void* sendData, size_t sendBytes,
+                               void* recvData, size_t recvBytes, size_t elemSize) {
+  const BufferPiece outgoing{const_cast<void*>(sendData), sendBytes};  // only read
+  const BufferPiece incoming{recvData, recvBytes};
+  exchangeInSegments(channel, partner, {&outgoing, 1}, partner, recvBytes, elemSize, landInPieces({&incoming, 1}),
+                     kNothingOnArrival);
 }
 
 }  // namespace weft

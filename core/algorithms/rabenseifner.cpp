@@ -114,10 +114,8 @@ void allGatherByDoubling(const Participants& group, Channel& channel) {
     const size_t mine = group.newRank & ~(distance - 1);
     const size_t theirs = partnerNewRank & ~(distance - 1);
     const int partner = group.fold.oldRank(partnerNewRank);
-    const BufferPiece ours{group.blocksAt(mine), group.bytesOf(mine, mine + distance)};
-    const BufferPiece into{group.blocksAt(theirs), group.bytesOf(theirs, theirs + distance)};
-    exchangeInSegments(channel, partner, {&ours, 1}, partner, into.bytes, group.elemSize, landInPieces({&into, 1}),
-                       [](size_t, size_t, size_t) {});
+    exchangeInSegments(channel, partner, group.blocksAt(mine), group.bytesOf(mine, mine + distance),
+                       group.blocksAt(theirs), group.bytesOf(theirs, theirs + distance), group.elemSize);
   }
 }
 
