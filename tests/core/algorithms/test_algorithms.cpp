@@ -768,8 +768,8 @@ TEST(LargeMessages, DefaultSegments) {
   for (const Case& c : cases) EXPECT_TRUE(runCase(c));
 }
 
-// Rabenseifner's and Bruck's exchanges at 2 ranks: in segments where the channel cuts large messages (tcp),
-// whole where it does not (shm), with the same results.
+// Rabenseifner's, Bruck's and AllToAll's exchanges at 2 ranks: in segments where the channel cuts large messages
+// (tcp), whole where it does not (shm), with the same results.
 TEST(LargeMessages, WholeWhereTheTransportDoesNotCut) {
   const size_t count = gPipelineSegmentBytes / 4 * 9 + 5;  // a half of four and a half segments
   const size_t segments = ceilDiv(count / 2 * 4, gPipelineSegmentBytes);
@@ -794,11 +794,22 @@ TEST(LargeMessages, WholeWhereTheTransportDoesNotCut) {
       allGatherBruck({inputs[r].data(), gathered[r].data(), count, weftFloat32, weftSum}, channel);
     }));
     EXPECT_EQ(world.messagesSent()[0], cuts ? ceilDiv(count * 4, gPipelineSegmentBytes) : 1) << "cuts " << cuts;
+    // AllToAll: rank r's gathered vector as its input, block j for rank j.
+    std::vector<std::vector<float>> exchanged(2, std::vector<float>(2 * count, -1.0f));
+    ASSERT_NO_THROW(world.run([&](MemoryChannel& channel) {
+      const int r = channel.rank();
+      allToAllPairwise({gathered[r].data(), exchanged[r].data(), count, weftFloat32, weftSum}, channel);
+    }));
+    EXPECT_EQ(world.messagesSent()[0], cuts ? ceilDiv(count * 4, gPipelineSegmentBytes) : 1) << "cuts " << cuts;
     for (int r = 0; r < 2; ++r) {
       for (size_t i = 0; i < count; ++i) {
         ASSERT_EQ(sums[r][i], static_cast<float>(3 * (i % 13))) << "rank " << r << " element " << i;
         ASSERT_EQ(gathered[r][i], inputs[0][i]) << "rank " << r << " element " << i;
         ASSERT_EQ(gathered[r][count + i], inputs[1][i]) << "rank " << r << " element " << i;
+        for (int from = 0; from < 2; ++from) {
+          ASSERT_EQ(exchanged[r][from * count + i], gathered[from][r * count + i])
+              << "rank " << r << " from " << from;
+        }
       }
     }
   }
