@@ -8,6 +8,7 @@
  * Non-blocking sockets, busy polling, TCP_NODELAY, 4 MiB socket buffers (the plugin's WEFT_SOCKET_BUFFER).
  *
  * usage: tcp_streams shared|split K SIZE ITERS      e.g. tcp_streams split 4 4194304 100
+ * TCP_STREAMS_SMALL_FIRST=N in the environment: N 8-byte exchanges on the first socket before the timed ones.
  * Results and the decision they led to: perf/README.md, "Several TCP connections per pair of ranks". */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -146,6 +147,15 @@ int main(int argc, char** argv) {
       recvFds[k] = rank ? connected[s.streams + k] : accepted[k];
     }
     if (configure(sendFds[k]) != 0 || (!s.shared && configure(recvFds[k]) != 0)) return 1;
+  }
+  /* TCP_STREAMS_SMALL_FIRST=N: N exchanges of 8 bytes on the same sockets before the timed ones, as a job's
+   * small collectives come before its large ones (does the congestion control learn from them?). */
+  const char* smallFirst = getenv("TCP_STREAMS_SMALL_FIRST");
+  struct Setup small = s;
+  small.size = 8;
+  small.streams = 1;
+  for (long i = 0, n = smallFirst != NULL ? atol(smallFirst) : 0; i < n; ++i) {
+    if (exchange(&small, sendFds, recvFds, out, in) != 0) return 1;
   }
   for (int i = 0; i < s.iters; ++i) {
     double start = seconds();
