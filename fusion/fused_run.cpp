@@ -121,7 +121,7 @@ bool callsInHostMemory(const Op& op) {
 // CMA, rather than copy heap parts into their fusion buffers: where the backend advises that a piece runs as
 // fast on any memory (Backend::prefersHostMemory: the shm backend where its first collective found large
 // AllReduces faster by CMA than bounced). Alike on every rank, as the advice is.
-bool listsEveryPart(Backend& backend, const Op& op) {
+bool listsEveryPart(const Backend& backend, const Op& op) {
   CollArgs whole = op.args;
   if (whole.op == weftAvg) whole.op = weftSum;
   return !backend.prefersHostMemory(weftCollAllReduce, whole);

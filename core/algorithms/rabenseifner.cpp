@@ -69,8 +69,9 @@ struct Participants {
 // the vector itself when a fold already reduced into it. The first round reads it, so that no copy of the
 // input into the vector is needed (at 2 ranks the one round reads nothing else); each round writes the half
 // it keeps into the vector, and later rounds read the vector. `ownBlock`, when not null, takes the last
-// round's result (this participant's block) instead of the vector. The partner's half arrives in segments,
-// in the kSegmentsInFlight slots of `slots` (group.slotsBytes()), each reduced as soon as it is there.
+// round's result (this participant's block) instead of the vector. The partner's half arrives in `slots`
+// (group.slotsBytes()): in segments, one per slot of kSegmentsInFlight, each reduced as soon as it is there;
+// or whole, at the first slot, where the transport does not cut messages.
 void reduceScatterByHalving(const Participants& group, const char* input, char* slots, char* ownBlock,
                             const CollArgs& args, Channel& channel) {
   const size_t slotBytes = group.slotBytes();
