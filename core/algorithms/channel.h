@@ -51,7 +51,8 @@ class Channel {
   // Whether a large message to or from `peer` is better cut into segments (exchangeInSegments, pipeline.h).
   // Yes where the transport lets a whole message pile up in a buffer it does not bound, as tcp's socket
   // buffers do; no where it copies a message once or pipelines it through its own ring (shm: segments made
-  // Rabenseifner 1.5x slower at 2 ranks and 4 MiB). The same on both ends, as the transport is.
+  // Rabenseifner 1.5x slower at 2 ranks and 4 MiB), nor between ranks of a host that outnumber its CPUs (a
+  // segment waits for its receiver to be scheduled). The same on both ends.
   virtual bool cutsLargeMessages(int peer) const {
     (void)peer;
     return true;

@@ -155,7 +155,7 @@ bool runBouncedOnBackend(Backend& backend, const Op& op, const CollArgs& args) {
   if (bytes < kBounceFromBytes || !backend.prefersHostMemory(collTypeOf(op.kind), args)) return false;
   weftComm& comm = *op.comm;
   // Alike on every rank of the host (the CPUs come from every rank's mask), as the pieces must be.
-  const bool cpusShared = comm.hostCpus > 0 && static_cast<size_t>(comm.nranks) > comm.hostCpus;
+  const bool cpusShared = comm.hostCpusShared;
   switch (op.kind) {
     case OpKind::AllReduce:
       return runPiecesThroughBounce(backend, op, args);

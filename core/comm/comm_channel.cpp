@@ -270,9 +270,15 @@ void* CommChannel::scratch(int slot, size_t bytes) {
   return buffer.data();
 }
 
-// shm, the one same-host transport, moves a large message by one CMA copy or through its own ring.
+// shm, the one same-host transport, moves a large message by one CMA copy or through its own ring. Between
+// ranks of a host that outnumber its CPUs, each segment waits for its receiver to be scheduled before the next
+// may go (the send window), so whole messages, which the socket buffers take at once, win: 4 ranks on 2 vCPUs
+// over tcp, AllReduce at 4 MiB 5-15 % faster whole, other collectives and sizes within the noise (3 ranks
+// alike). Both ends see the same host and the same CPUs, so they cut alike.
 bool CommChannel::cutsLargeMessages(int peer) const {
-  return peer == comm_.rank || !comm_.connections->sameHostOnly(peer);
+  if (peer == comm_.rank) return true;
+  if (comm_.connections->sameHostOnly(peer)) return false;
+  return !comm_.hostCpusShared || comm_.hosts.hostOf(peer) != comm_.hosts.hostOf(comm_.rank);
 }
 
 }  // namespace weft

@@ -75,6 +75,7 @@ void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   masks.reserve(hostRanks.size());
   for (int r : hostRanks) masks.push_back(&comm.peers[r].cpuMask);
   comm.hostCpus = topology::cpusCovered(masks);
+  comm.hostCpusShared = comm.hostCpus > 0 && hostRanks.size() > comm.hostCpus;
   comm.spinRounds = waitSpinRounds(hostRanks.size(), comm.hostCpus);
   comm.sentTo.assign(comm.nranks, 0);
   comm.receivedFrom.assign(comm.nranks, 0);
