@@ -51,6 +51,17 @@ Context::~Context() {
   closeFd(doorbellFd_);
 }
 
+CmaVerdicts::Verdict CmaVerdicts::find(int ranks) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = byRanks_.find(ranks);
+  return it != byRanks_.end() ? it->second : kUnknown;
+}
+
+void CmaVerdicts::remember(int ranks, Verdict verdict) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  byRanks_[ranks] = verdict;
+}
+
 void Context::cmaUnavailable(const std::string& reason) {
   if (cmaLogged_.exchange(true)) return;
   logf(host_, weftLogInfo, "CMA not available (%s): copying through the segment", reason.c_str());

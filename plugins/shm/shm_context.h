@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,6 +60,19 @@ struct Settings {
   CmaCost cmaCost = CmaCost::Measure;  // WEFT_SHM_CMA_COST
 };
 
+// What the node backend's first collectives found about CMA against the bounce (shm_node_calibrate.cpp), by
+// rank count, so that a process's later communicators of that size need not time it again. Any thread.
+class CmaVerdicts {
+ public:
+  enum Verdict : uint64_t { kBounce = 0, kCma = 1, kUnknown = 2 };
+  Verdict find(int ranks) const;
+  void remember(int ranks, Verdict verdict);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<int, Verdict> byRanks_;
+};
+
 class Context {
  public:
   // Takes ownership of doorbellFd.
@@ -88,6 +102,8 @@ class Context {
 
   // Number of open comms and connections being set up.
   size_t openComms();
+
+  CmaVerdicts cmaVerdicts;
 
   // Connections being set up by connect(), found again by handle, token and connector id.
   std::mutex connectMutex;

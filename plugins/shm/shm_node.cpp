@@ -90,6 +90,7 @@ NodeComm::NodeComm(Context* ctx, const weftBackendComm_v1& info)
       aborted_(info.aborted),
       hostComm_(info.hostComm),
       cmaCost_(ctx->settings().cmaCost),
+      cmaVerdicts_(&ctx->cmaVerdicts),
       logHost_(ctx->host()),
       stageBytes_(ctx->settings().stageBytes),
       reduceAllBytes_(ctx->settings().reduceAllBytes),

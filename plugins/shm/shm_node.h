@@ -260,8 +260,12 @@ class NodeComm {
   template <typename Body>
   weftResult_t runAs(const weftBackendOp_v1& op, Body body);
   // Before the first collective: decides cmaBeatsBounce_ (shm_node_calibrate.cpp), by timing an AllReduce
-  // both ways where WEFT_SHM_CMA_COST says to measure.
+  // both ways where WEFT_SHM_CMA_COST says to measure, unless rank 0's process timed it at this rank count.
   weftResult_t calibrate();
+  // The probe behind calibrate(): rank 0's verdict.
+  weftResult_t timeCmaAgainstBounce(uint64_t* verdict);
+  // Rank 0's value to every rank, by the node backend's Broadcast.
+  weftResult_t shareRank0(uint64_t* value);
   bool allReached(uint64_t step) const;
   void checkDescriptor(int peer) const;
   // Rings the peers' doorbells for the steps published since the last ring (publish).
@@ -291,6 +295,7 @@ class NodeComm {
   int (*aborted_)(const void*);
   const void* hostComm_;
   CmaCost cmaCost_;
+  CmaVerdicts* cmaVerdicts_;          // the context's: what earlier communicators of this process measured
   const weftPluginHost_v1* logHost_;  // for the log lines of connect
   // Throws when Weft aborted the communicator.
   void checkAborted() const;

@@ -20,9 +20,9 @@
 // medians moved by 10 % from launch to launch, the best calls by 2 %); and close calls keep the bounce, so that
 // noise does not flip the choice from run to run where it matters little. On the Xeon the best direct call
 // took 0.80-0.82 of the best bounced one in eight launches out of eight. Rank 0's verdict is broadcast, so every
-// rank decides alike. About 1.5 ms at 2 ranks, once per communicator with a node backend whose ranks each have a
-// CPU (ranks sharing CPUs would time the scheduler; they keep the bounce, which won there on the AMD boxes
-// and, on the Xeon, up to 256 KiB, and in this probe forced at np 4 on its 2 vCPUs: best calls 94-261 us
+// rank decides alike. About 3.5 ms at 2 ranks, once per process and rank count with a node backend whose ranks
+// each have a CPU (ranks sharing CPUs would time the scheduler; they keep the bounce, which won there on the AMD
+// boxes and, on the Xeon, up to 256 KiB, and in this probe forced at np 4 on its 2 vCPUs: best calls 94-261 us
 // bounced against 147-290 by CMA, six launches).
 #include <algorithm>
 #include <chrono>
@@ -76,6 +76,11 @@ class SharedBuffer {
   void* data_ = nullptr;
 };
 
+const char* verdictText(bool cmaWins) {
+  return cmaWins ? "AllReduces and Reduces of 512 KiB to 16 MiB run by CMA on the callers' buffers"
+                 : "large AllReduces and Reduces are bounced";
+}
+
 }  // namespace
 
 bool NodeComm::prefersPluginMemory(const weftBackendOp_v1& op) const {
@@ -90,6 +95,31 @@ weftResult_t NodeComm::calibrate() {
     cmaBeatsBounce_ = cmaCost_ == CmaCost::Low;
     return weftSuccess;
   }
+  // Rank 0's process may have timed it for a communicator of this size already (half of a new communicator's
+  // first collective: 2-rank splits on the Xeon, 6.1-6.6 ms with the probe, 2.7-2.9 without). Its word
+  // decides for every rank, so that all probe or none do.
+  uint64_t verdict = rank_ == 0 ? cmaVerdicts_->find(nranks_) : CmaVerdicts::kUnknown;
+  if (weftResult_t r = shareRank0(&verdict); r != weftSuccess) return r;
+  const bool measuredBefore = verdict != CmaVerdicts::kUnknown;
+  if (!measuredBefore) {
+    if (weftResult_t r = timeCmaAgainstBounce(&verdict); r != weftSuccess) return r;
+    if (weftResult_t r = shareRank0(&verdict); r != weftSuccess) return r;
+  }
+  cmaBeatsBounce_ = verdict == CmaVerdicts::kCma;
+  cmaVerdicts_->remember(nranks_, cmaBeatsBounce_ ? CmaVerdicts::kCma : CmaVerdicts::kBounce);
+  if (rank_ == 0 && measuredBefore) {
+    logf(logHost_, weftLogInfo, "node backend: %s (measured by an earlier communicator of %d ranks)",
+         verdictText(cmaBeatsBounce_), nranks_);
+  }
+  return weftSuccess;
+}
+
+weftResult_t NodeComm::shareRank0(uint64_t* value) {
+  const weftBackendOp_v1 broadcast{weftCollBroadcast, value, value, 1, weftUint64, weftSum, 0};
+  return run(broadcast);
+}
+
+weftResult_t NodeComm::timeCmaAgainstBounce(uint64_t* verdict) {
   const size_t count = kProbeBytes / sizeof(float);
   std::vector<float> in(count, 1.0f);
   std::vector<float> out(count);
@@ -116,17 +146,13 @@ weftResult_t NodeComm::calibrate() {
   }
   const double directBest = *std::min_element(directUs.begin(), directUs.end());
   const double bouncedBest = *std::min_element(bouncedUs.begin(), bouncedUs.end());
-  uint64_t verdict = directBest < kDirectMustWin * bouncedBest ? 1 : 0;
-  const weftBackendOp_v1 broadcast{weftCollBroadcast, &verdict, &verdict, 1, weftUint64, weftSum, 0};
-  if (weftResult_t r = run(broadcast); r != weftSuccess) return r;
-  cmaBeatsBounce_ = verdict != 0;
+  const bool cmaWins = directBest < kDirectMustWin * bouncedBest;
+  *verdict = cmaWins ? CmaVerdicts::kCma : CmaVerdicts::kBounce;
   if (rank_ == 0) {
     logf(logHost_, weftLogInfo,
          "node backend: AllReduce of %zu KiB at %d ranks, fresh inputs: %.1f us by CMA, %.1f bounced through "
          "mapped memory (best of %d): %s",
-         kProbeBytes >> 10, nranks_, directBest, bouncedBest, kBlocks * (kBlockCalls - 1),
-         cmaBeatsBounce_ ? "AllReduces and Reduces of 512 KiB to 16 MiB run by CMA on the callers' buffers"
-                         : "large AllReduces and Reduces are bounced");
+         kProbeBytes >> 10, nranks_, directBest, bouncedBest, kBlocks * (kBlockCalls - 1), verdictText(cmaWins));
   }
   return weftSuccess;
 }
