@@ -46,7 +46,7 @@ const std::vector<Variable>& variables() {
        "fails its connections; 0: the kernel's defaults (hours)"},
       {"WEFT_SHM_CMA", "1",
        "shm: 0 copies large messages through the ring instead of reading them with process_vm_readv"},
-      {"WEFT_SHM_RING_BYTES", "4194304", "shm: ring bytes per connection, a power of two from 64K to 1G"},
+      {"WEFT_SHM_RING_BYTES", "524288", "shm: ring bytes per connection, a power of two from 64K to 1G"},
       {"WEFT_SHM_COLL", "1",
        "shm: 0 turns the node backend off (collectives of one-host communicators then run as messages)"},
       {"WEFT_SHM_STAGE_BYTES", "262144",

@@ -34,7 +34,15 @@ inline constexpr uint16_t kSegmentVersion = 3;
 
 inline constexpr size_t kMinRingBytes = size_t{64} << 10;
 inline constexpr size_t kMaxRingBytes = size_t{1} << 30;
-inline constexpr size_t kDefaultRingBytes = size_t{4} << 20;
+// 512 KiB: a ring is written round and round, and one that fits the caches with the messages' buffers keeps its
+// lines there; messages above kInlineMaxBytes (64 KiB) go by CMA and take a slot only. Measured against the
+// 4 MiB of before (2-vCPU Xeon, 2026-12-02, commperf loops, two launches each; perf/results/xeon/shm_ring_1202/):
+// Send/Recv at 2 ranks 32 KiB 7.4-7.6 -> 5.0-5.2 us, 64 KiB 13.6-13.8 -> 8.1-8.4 (Open MPI 3.3-3.8, 4.2-4.9);
+// node backend off, 4 ranks, AllGather and AllToAll 256 KiB 73-110 -> 34-48 us; 1-16 MiB within the noise,
+// with CMA off too (everything through the ring; only a 256 KiB Broadcast at 2 ranks was slower, 17 -> 19 us);
+// a communicator's first collective 2.8-3.3 -> 1.4-1.6 ms at 2 ranks (the rings are touched when made), and an
+// eighth of the memory ((p - 1) rings per rank and communicator).
+inline constexpr size_t kDefaultRingBytes = size_t{512} << 10;
 
 struct SegmentHeader {
   uint32_t magic;  // written once by the creator, checked by the peer

@@ -102,6 +102,27 @@ inline weftResult_t waitRequest(void* ctx, void* r, size_t* size, std::chrono::s
   }
 }
 
+// Tests a send and a receive of this thread until both are done, one fails or the deadline passes
+// (weftTimeout): a message larger than the sender's ring moves on only while its send is tested too.
+inline weftResult_t waitSendAndRecv(void* ctx, void* send, void* recv, size_t* recvSize,
+                                    std::chrono::seconds limit = kDeadline) {
+  auto deadline = Clock::now() + limit;
+  int sent = 0;
+  int received = 0;
+  for (;;) {
+    size_t sentSize = 0;
+    if (!sent) {
+      if (weftResult_t res = gOps->test(send, &sent, &sentSize); res != weftSuccess) return res;
+    }
+    if (!received) {
+      if (weftResult_t res = gOps->test(recv, &received, recvSize); res != weftSuccess) return res;
+    }
+    if (sent && received) return weftSuccess;
+    if (Clock::now() > deadline) return weftTimeout;
+    gOps->waitReady(ctx, 1000);
+  }
+}
+
 struct Pair {
   void* send = nullptr;
   void* recv = nullptr;
