@@ -1,20 +1,50 @@
 #include "core/algorithms/vector_layout.h"
 
 #include <algorithm>
+#include <new>
 
 #include "core/algorithms/partition.h"
 #include "core/reduce/reduce.h"
 #include "plugins/common/copy_bytes.h"
 
 namespace weft {
+namespace {
+
+// The storage of layouts that are gone, per thread: a group run again (a plan's launch, a training step's
+// fused gradients) must allocate nothing, and a layout over a thousand calls needs their starts and a piece
+// per call a message spans. A stack, as one algorithm's layout may be alive while another's is made.
+struct LayoutStorage {
+  std::vector<size_t> starts;
+  std::vector<BufferPiece> pieces;
+};
+thread_local std::vector<LayoutStorage> tSpareStorage;
+
+}  // namespace
 
 VectorLayout::VectorLayout(const CollArgs& args, bool blockedInput, bool blockedOutput)
     : args_(args), elemSize_(dataTypeSize(args.type)), blocked_{blockedInput, blockedOutput} {
+  if (args.calls.empty()) return;
+  if (!tSpareStorage.empty()) {
+    starts_ = std::move(tSpareStorage.back().starts);
+    pieces_ = std::move(tSpareStorage.back().pieces);
+    tSpareStorage.pop_back();
+  }
+  starts_.clear();
   starts_.reserve(args.calls.size());
   size_t start = 0;
   for (const FusedCall& call : args.calls) {
     starts_.push_back(start);
     start += call.count;
+  }
+}
+
+VectorLayout::~VectorLayout() {
+  if (starts_.capacity() == 0 && pieces_.capacity() == 0) return;
+  pieces_.clear();
+  try {
+    tSpareStorage.push_back({std::move(starts_), std::move(pieces_)});
+  } catch (const std::bad_alloc&) {
+    // Nothing kept: the next layout allocates its own.
   }
 }
 

@@ -24,6 +24,9 @@ enum class Side { Input, Output };
 class VectorLayout {
  public:
   VectorLayout(const CollArgs& args, bool blockedInput, bool blockedOutput);
+  ~VectorLayout();
+  VectorLayout(const VectorLayout&) = delete;
+  VectorLayout& operator=(const VectorLayout&) = delete;
 
   // Sends elements [offset, offset + count) of block `block` (0 for an unblocked side) of one side.
   void send(SendQueue& sends, int peer, Side side, size_t block, size_t offset, size_t count);
@@ -49,7 +52,9 @@ class VectorLayout {
 
   const CollArgs& args_;
   const size_t elemSize_;
-  const bool blocked_[2];            // per Side
+  const bool blocked_[2];  // per Side
+  // Storage kept by the thread from one layout to the next (vector_layout.cpp), so that a fused group run
+  // again allocates nothing:
   std::vector<size_t> starts_;       // calls: the first element of each in the vector
   std::vector<BufferPiece> pieces_;  // the last message's pieces (a Channel copies what it keeps)
 };
