@@ -25,8 +25,9 @@ VectorLayout::VectorLayout(const CollArgs& args, bool blockedInput, bool blocked
     : args_(args), elemSize_(dataTypeSize(args.type)), blocked_{blockedInput, blockedOutput} {
   if (args.calls.empty()) return;
   if (!tSpareStorage.empty()) {
-    starts_ = std::move(tSpareStorage.back().starts);
-    pieces_ = std::move(tSpareStorage.back().pieces);
+    LayoutStorage& spare = tSpareStorage.back();
+    starts_ = std::move(spare.starts);
+    pieces_ = std::move(spare.pieces);
     tSpareStorage.pop_back();
   }
   starts_.clear();
