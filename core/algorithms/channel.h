@@ -58,6 +58,11 @@ class Channel {
     return true;
   }
 
+  // Whether some pair of ranks talks through a transport that moves a large message with one copy (shm's
+  // CMA) rather than streaming it through socket buffers; alike on every rank, so that pipelines whose every
+  // link must cut alike (the binomial trees) can size their segments by it.
+  virtual bool copiesLargeMessagesOnce() const { return false; }
+
   // Conveniences built on the calls above.
   void send(int peer, const void* data, size_t bytes) {
     Request r = isend(peer, data, bytes);

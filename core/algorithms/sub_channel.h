@@ -36,6 +36,7 @@ class SubChannel final : public Channel {
   void waitAll(std::span<Request> requests) override { parent_.waitAll(requests); }
   void* scratch(int slot, size_t bytes) override { return parent_.scratch(slot, bytes); }
   bool cutsLargeMessages(int peer) const override { return parent_.cutsLargeMessages(member(peer)); }
+  bool copiesLargeMessagesOnce() const override { return parent_.copiesLargeMessagesOnce(); }
 
  private:
   int member(int peer) const {

@@ -38,9 +38,10 @@ struct weftComm {
   std::chrono::seconds stallWarn{60};  // WEFT_STALL_WARN (core/comm/stall_report.h); 0: off
   size_t hostCpus = 0;                 // CPUs the ranks of this rank's host may run on between them (0: not known)
   bool hostCpusShared = false;         // this host's ranks outnumber hostCpus (alike on every rank of the host)
-  int spinRounds = 64;        // passes a waiting rank makes before it yields (waitSpinRounds, idle_wait.h)
-  bool checkCalls = false;    // WEFT_CHECK when the communicator was made (core/collectives/check_calls.h)
-  uint64_t checkedCalls = 0;  // collectives checked so far (under the turn)
+  bool linksCopyOnce = false;  // some pair of ranks uses a same-host-only transport (shm), alike on every rank
+  int spinRounds = 64;         // passes a waiting rank makes before it yields (waitSpinRounds, idle_wait.h)
+  bool checkCalls = false;     // WEFT_CHECK when the communicator was made (core/collectives/check_calls.h)
+  uint64_t checkedCalls = 0;   // collectives checked so far (under the turn)
 
   // Set up at the first collective: a plugin that runs whole collectives (null when none is usable).
   bool backendTried = false;

@@ -31,6 +31,7 @@ class CommChannel : public Channel {
   void waitAll(std::span<Request> requests) override;
   void* scratch(int slot, size_t bytes) override;
   bool cutsLargeMessages(int peer) const override;
+  bool copiesLargeMessagesOnce() const override { return comm_.linksCopyOnce; }
 
   // A batch's Send/Recv: remembered (in the reused storage) and waited for together at its end.
   void keep(const Request& request) { store_.kept.push_back(request); }

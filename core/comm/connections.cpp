@@ -69,15 +69,16 @@ void Connections::setPeers(const std::vector<PeerInfo>& peers, int myRank, const
   }
 }
 
+bool Connections::sameHostOnlyTransport(const std::string& name) const {
+  for (const Link& link : links_) {
+    if (link.plugin->name == name) return link.plugin->props.reach == weftReachSameHost;
+  }
+  return false;
+}
+
 std::string Connections::transportBetween(const PeerInfo& a, const PeerInfo& b) const {
-  auto sameHostOnly = [&](const std::string& name) {
-    for (const Link& link : links_) {
-      if (link.plugin->name == name) return link.plugin->props.reach == weftReachSameHost;
-    }
-    return false;
-  };
   for (const TransportHandle& mine : a.transports) {
-    if (sameHostOnly(mine.name) && a.hostId != b.hostId) continue;
+    if (sameHostOnlyTransport(mine.name) && a.hostId != b.hostId) continue;
     for (const TransportHandle& theirs : b.transports) {
       if (theirs.name == mine.name) return mine.name;
     }

@@ -77,6 +77,8 @@ class Connections {
   // The transport two other ranks use between them, as they choose it (a's preference order first); empty
   // when they have none in common. Every rank computes the same answer from the same peer list.
   std::string transportBetween(const PeerInfo& a, const PeerInfo& b) const;
+  // Whether the transport of that name reaches only ranks of its own host (shm).
+  bool sameHostOnlyTransport(const std::string& name) const;
 
  private:
   struct Link {

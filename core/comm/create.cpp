@@ -68,6 +68,7 @@ void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   for (const PeerInfo& peer : comm.peers) hostIds.push_back(peer.hostId);
   comm.hosts = HostLayout::fromHostIds(hostIds);
   comm.tuner.setShape(shapeOf(comm));
+  comm.linksCopyOnce = comm.connections->sameHostOnlyTransport(comm.tuner.shape().intraTransport);
   // Whether the ranks of this host outnumber the CPUs they may run on between them: each rank's own mask
   // alone would take ranks bound to a core each (mpirun's default at 2 ranks) for ranks sharing one.
   const std::vector<int>& hostRanks = comm.hosts.ranksOn(comm.hosts.hostOf(comm.rank));

@@ -50,7 +50,8 @@ class MemoryWorld {
 
   int size() const { return size_; }
   Delivery delivery() const { return delivery_; }
-  // What the channels answer to Channel::cutsLargeMessages (a real communicator: yes over tcp, no over shm).
+  // What the channels answer to Channel::cutsLargeMessages (a real communicator: yes over tcp, no over shm),
+  // and the opposite to Channel::copiesLargeMessagesOnce.
   void setCutsLargeMessages(bool cuts) { cutsLargeMessages_ = cuts; }
   bool cutsLargeMessages() const { return cutsLargeMessages_; }
 
@@ -224,6 +225,9 @@ class MemoryChannel final : public Channel {
     checkPeer(peer);
     return world_.cutsLargeMessages();
   }
+
+  // Like a real communicator: the transport that does not cut (shm) copies large messages once.
+  bool copiesLargeMessagesOnce() const override { return !world_.cutsLargeMessages(); }
 
   // Requests not consumed by waitAll yet.
   size_t outstandingRequests() const { return live_.size(); }

@@ -815,6 +815,34 @@ TEST(LargeMessages, WholeWhereTheTransportDoesNotCut) {
   }
 }
 
+// The binomial trees' pipelines: segments four times the ring's where every link streams through socket
+// buffers (tcp), the ring's where some link copies large messages once (shm); the same results either way.
+TEST(LargeMessages, TreesTakeLargerSegmentsOverSockets) {
+  const size_t count = gPipelineSegmentBytes / 4 * 9 + 5;  // nine and a bit ring segments
+  const size_t bytes = count * 4;
+  for (bool sockets : {true, false}) {
+    MemoryWorld world(2, Delivery::Synchronous);
+    world.setCutsLargeMessages(sockets);
+    std::vector<std::vector<float>> inputs(2), outputs(2);
+    for (int r = 0; r < 2; ++r) {
+      inputs[r].resize(count);
+      for (size_t i = 0; i < count; ++i) inputs[r][i] = static_cast<float>((r + 1) * (i % 11));
+      outputs[r].assign(count, -1.0f);
+    }
+    ASSERT_NO_THROW(world.run([&](MemoryChannel& channel) {
+      const int r = channel.rank();
+      CollArgs args{inputs[r].data(), outputs[r].data(), count, weftFloat32, weftSum};
+      args.root = 0;
+      reduceBinomialTree(args, channel);
+    }));
+    const size_t segment = (sockets ? 4 : 1) * gPipelineSegmentBytes;
+    EXPECT_EQ(world.messagesSent()[1], ceilDiv(bytes, segment)) << "sockets " << sockets;
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(outputs[0][i], static_cast<float>(3 * (i % 11))) << "sockets " << sockets << " element " << i;
+    }
+  }
+}
+
 // weftAvg is mapped to sum by the caller; should it arrive, it reduces like sum.
 TEST(Ops, AvgReducesLikeSum) {
   for (Algorithm algorithm :
