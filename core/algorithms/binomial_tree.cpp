@@ -7,11 +7,14 @@
 //
 // Broadcast: a rank receives each segment from its parent and forwards it to its children, largest
 // subtree first; with kSegmentsInFlight receives posted ahead, segment k+1 travels down one edge while
-// segment k travels down the next. A child of the root that has no children of its own forwards nothing, so
-// it gets the message whole: one message instead of one per segment, each of which costs the transport a
-// round of system calls (over TCP at 2 ranks, 1-16 MiB went from 0.53-0.73 of Open MPI's speed to
-// 0.72-0.88). Wire: each rank receives n bytes once (n = count * element size) and sends n to
-// each child (the root up to ceil(log2 p) * n).
+// segment k travels down the next. Where a link copies large messages once (shm's CMA), a child of the root
+// that has no children of its own forwards nothing and gets the message whole: one copy instead of one per
+// segment (np 2, node backend off, 256 KiB-1 MiB 1.2-1.6x faster whole, 32 MiB 1.4x). Over sockets it
+// gets segments like the others: until the trees' segments grew to 512 KiB there (treeSegmentElements) it
+// got the message whole too, which had beaten 128 KiB segments (np 2 over TCP, 1-16 MiB 0.53-0.73 of Open
+// MPI's speed -> 0.72-0.88), but 512 KiB segments beat it (2-32 MiB 0.46-0.85 -> 0.68-1.26, three alternating
+// launches on a 2-vCPU Xeon, 2026-12-02). Wire: each rank receives n bytes once (n = count * element size)
+// and sends n to each child (the root up to ceil(log2 p) * n).
 //
 // Reduce: a rank receives each segment from all its children (smallest subtree first), reduces them with
 // its own input as own op child_1 op child_2 ..., and sends the result to its parent; the next segment's
@@ -82,7 +85,8 @@ void broadcastBinomialTree(const CollArgs& args, Channel& channel) {
 
   auto getsWhole = [&](int rank) {
     const BinomialTree node(rank, args.root, p);
-    return !node.isRoot() && node.parent() == args.root && node.children().empty();
+    return channel.copiesLargeMessagesOnce() && !node.isRoot() && node.parent() == args.root &&
+           node.children().empty();
   };
   if (getsWhole(channel.rank())) return channel.recv(args.root, args.recvbuff, bytes);
 
