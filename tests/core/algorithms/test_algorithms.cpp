@@ -816,7 +816,8 @@ TEST(LargeMessages, WholeWhereTheTransportDoesNotCut) {
 }
 
 // The binomial trees' pipelines: segments four times the ring's where every link streams through socket
-// buffers (tcp), the ring's where some link copies large messages once (shm); the same results either way.
+// buffers (tcp), the ring's where some link copies large messages once (shm), where a Broadcast's leaf child
+// of the root gets the message whole; the same results either way.
 TEST(LargeMessages, TreesTakeLargerSegmentsOverSockets) {
   const size_t count = gPipelineSegmentBytes / 4 * 9 + 5;  // nine and a bit ring segments
   const size_t bytes = count * 4;
@@ -840,6 +841,16 @@ TEST(LargeMessages, TreesTakeLargerSegmentsOverSockets) {
     for (size_t i = 0; i < count; ++i) {
       ASSERT_EQ(outputs[0][i], static_cast<float>(3 * (i % 11))) << "sockets " << sockets << " element " << i;
     }
+    // Broadcast from rank 1: the root's only child gets the message whole where links copy once.
+    outputs[0].assign(count, -1.0f);
+    ASSERT_NO_THROW(world.run([&](MemoryChannel& channel) {
+      const int r = channel.rank();
+      CollArgs args{inputs[r].data(), outputs[r].data(), count, weftFloat32, weftSum};
+      args.root = 1;
+      broadcastBinomialTree(args, channel);
+    }));
+    EXPECT_EQ(world.messagesSent()[1], sockets ? ceilDiv(bytes, segment) : 1) << "sockets " << sockets;
+    EXPECT_EQ(outputs[0], inputs[1]) << "sockets " << sockets;
   }
 }
 
