@@ -77,14 +77,14 @@ void finish(weftComm& comm, std::vector<PeerInfo> peers) {
   for (int r : hostRanks) masks.push_back(&comm.peers[r].cpuMask);
   comm.hostCpus = topology::cpusCovered(masks);
   comm.hostCpusShared = comm.hostCpus > 0 && hostRanks.size() > comm.hostCpus;
-  comm.spinRounds = waitSpinRounds(hostRanks.size(), comm.hostCpus);
+  comm.spinRounds = waitSpinRounds(comm.hostCpusShared);
   comm.sentTo.assign(comm.nranks, 0);
   comm.receivedFrom.assign(comm.nranks, 0);
   comm.control = std::make_unique<ControlChannel>(comm);
   const std::string cpus = comm.hostCpus > 0 ? std::to_string(comm.hostCpus) : "unknown";
   log::info("communicator ready: rank {} of {} ({} hosts; {} ranks on {} CPUs here{})", comm.rank, comm.nranks,
             comm.hosts.numHosts(), hostRanks.size(), cpus,
-            comm.spinRounds < kWaitSpinAlone ? ": waits give the CPU away early" : "");
+            comm.hostCpusShared ? ": waits give the CPU away early" : "");
 }
 
 // Split exchanges fixed-size records through the parent's AllGather.

@@ -18,9 +18,7 @@ constexpr int kYieldRounds = 256;
 // Measured (commperf sendrecv ring, 8 B, shm): 4 ranks on 2 cores took 3.0-3.6 us with 64 passes, 2.2 us with
 // 16, 1.46-1.48 us with 4-8, 1.75-1.83 us with 1; 2 ranks on 2 cores were alike with 8 and 64, while 8 B
 // AllReduce over TCP at 2 ranks took 4.49 us with 8 passes against 4.40 us with 64.
-int waitSpinRounds(size_t ranksOnHost, size_t hostCpus) {
-  return hostCpus > 0 && ranksOnHost > hostCpus ? kWaitSpinShared : kWaitSpinAlone;
-}
+int waitSpinRounds(bool hostCpusShared) { return hostCpusShared ? kWaitSpinShared : kWaitSpinAlone; }
 
 IdleWait::IdleWait(weftComm& comm, std::string_view operation) : comm_(comm), operation_(operation), stall_(comm) {
   comm_.control->pollEveryFewCalls();

@@ -62,9 +62,9 @@ class IdleWait {
 };
 
 // How many idle passes over its messages a waiting rank makes before it yields its core
-// (weftComm::spinRounds), for a host running ranksOnHost of the communicator's ranks on hostCpus CPUs
-// between them (0: not known, taken as enough).
-int waitSpinRounds(size_t ranksOnHost, size_t hostCpus);
+// (weftComm::spinRounds), by whether the host's ranks of the communicator outnumber the CPUs they may run on
+// between them (weftComm::hostCpusShared).
+int waitSpinRounds(bool hostCpusShared);
 constexpr int kWaitSpinAlone = 64, kWaitSpinShared = 8;
 
 }  // namespace weft
