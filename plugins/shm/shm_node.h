@@ -86,10 +86,17 @@ inline constexpr size_t kWarmRingBytes = size_t{1} << 20;
 // Staging areas of at most this many bytes go back to the ring's start as soon as the peers keep pace,
 // rather than walk the warm region (shm_node_stage.cpp).
 inline constexpr size_t kCycleBytes = 2048;
+// What the lines after a collective's first step hold: its inline input (kInlineBytes), or, for a staged
+// Broadcast whose root stages its input in pieces after that step, how many bytes of it are in place (read
+// and written through std::atomic_ref).
+union StepPayload {
+  unsigned char bytes[kInlineBytes];
+  uint64_t stagedBytes;
+};
 struct alignas(kCacheLine) StepLine {
   std::atomic<uint64_t> step;
   NodeDescriptor descriptor;
-  alignas(kCacheLine) unsigned char payload[kInlineBytes];
+  alignas(kCacheLine) StepPayload payload;
 };
 static_assert(sizeof(StepLine) == kCacheLine + kInlineBytes);
 
@@ -159,10 +166,16 @@ class NodeComm {
   unsigned char* stageOut(int r) const;
   // The inline payload (kInlineBytes) of the step about to be published, and a peer's for the current
   // collective's first step. Only for collectives of one step (see begin()).
-  unsigned char* nextInline() const { return mine()->lines[(step_ + 1) % kStepLines].payload; }
+  unsigned char* nextInline() const { return mine()->lines[(step_ + 1) % kStepLines].payload.bytes; }
   const unsigned char* peerInline(int r) const {
-    return peers_[r].control->lines[firstStep_ % kStepLines].payload;
+    return peers_[r].control->lines[firstStep_ % kStepLines].payload.bytes;
   }
+  // A staged input published before it is all in place (a Broadcast's root copies it in pieces after its
+  // first step, while the others copy out what is there): before that step, startStaging() says none is;
+  // after each piece, staged() says how many bytes are; waitStaged() waits until a peer's are.
+  void startStaging() const;
+  void staged(size_t bytes) const;
+  void waitStaged(int peer, size_t bytes);
   // Publishes the next step; the first step of a collective also publishes its descriptor. The peers'
   // doorbells ring later: before this rank next waits, or when the collective ends (ringPendingDoorbells).
   void publish(const NodeDescriptor* descriptor = nullptr);
@@ -270,9 +283,12 @@ class NodeComm {
   void checkDescriptor(int peer) const;
   // Rings the peers' doorbells for the steps published since the last ring (publish).
   void ringPendingDoorbells();
-  // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; checks for dead peers.
+  // Spins, then yields, then sleeps on our doorbell until ready() or the timeout; fails when a peer for which
+  // lagging(r) holds has exited (by default: one that has not published our last step).
   template <typename Ready>
   void wait(Ready ready);
+  template <typename Ready, typename Lagging>
+  void wait(Ready ready, Lagging lagging);
   const SharedRegion* listedRegion(int rank, uint64_t address, size_t bytes) const;
   std::span<const SharedRegion> tableOf(int rank) const {
     const NodeControl* control = peers_[rank].control;

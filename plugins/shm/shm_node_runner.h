@@ -85,6 +85,7 @@ class Runner {
 
   void allToAll();
   void broadcast();
+  void broadcastStaged();
   void reduce();
   void barrier();
 
@@ -109,6 +110,8 @@ class Runner {
   // there, the root's own copy made it the slower side). Nothing when the root copies and its input is a
   // weftMemAlloc buffer that peers map: their memcpy is as fast as the root's own copy.
   size_t rootShare(const NodeDescriptor& rootDescriptor) const;
+  // The pieces a staged Broadcast's root stages its input in (bytes_: all at once; kBroadcastHalvesFromBytes).
+  size_t broadcastPieceBytes() const;
 
   // A direct Reduce's slice of rank r. Per byte of its slice every rank reads and reduces p - 1 inputs, and
   // a non-root also writes the result to the root. A write costing about half a read-and-reduce, the root's

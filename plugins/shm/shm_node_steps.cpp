@@ -61,6 +61,25 @@ void NodeComm::ringPendingDoorbells() {
   }
 }
 
+void NodeComm::startStaging() const {
+  // Relaxed: the step published next (a release) carries it to the peers.
+  std::atomic_ref<uint64_t>(mine()->lines[(step_ + 1) % kStepLines].payload.stagedBytes)
+      .store(0, std::memory_order_relaxed);
+}
+
+// No doorbell rings here: a peer that went to sleep waiting for a piece (after spinning and yielding for
+// kYield) is rung when the collective ends, as for any step (ringPendingDoorbells after the fence).
+void NodeComm::staged(size_t bytes) const {
+  std::atomic_ref<uint64_t>(mine()->lines[firstStep_ % kStepLines].payload.stagedBytes)
+      .store(bytes, std::memory_order_release);
+}
+
+void NodeComm::waitStaged(int peer, size_t bytes) {
+  uint64_t& word = peers_[peer].control->lines[firstStep_ % kStepLines].payload.stagedBytes;
+  auto ready = [&] { return std::atomic_ref<uint64_t>(word).load(std::memory_order_acquire) >= bytes; };
+  wait(ready, [&](int r) { return r == peer && !ready(); });
+}
+
 bool NodeComm::stepReached(int peer, uint64_t step) const {
   return peers_[peer].control->lines[step % kStepLines].step.load(std::memory_order_acquire) >= step;
 }
@@ -121,6 +140,11 @@ void NodeComm::checkAborted() const {
 
 template <typename Ready>
 void NodeComm::wait(Ready ready) {
+  wait(ready, [&](int r) { return !stepReached(r, step_); });
+}
+
+template <typename Ready, typename Lagging>
+void NodeComm::wait(Ready ready, Lagging lagging) {
   if (ready()) return;
   ringPendingDoorbells();  // before this rank may spin, yield or sleep: a peer may sleep until it is rung
   // Most waits of a small collective end within a few hundred nanoseconds: spin that long before the first
@@ -155,13 +179,13 @@ void NodeComm::wait(Ready ready) {
     checkAborted();
     bool waitedForExited = false;
     for (int r = 0; r < nranks_; ++r) {
-      if (r != rank_ && !stepReached(r, step_) && processExited(peers_[r].pidfd)) waitedForExited = true;
+      if (r != rank_ && lagging(r) && processExited(peers_[r].pidfd)) waitedForExited = true;
     }
     if (waitedForExited) failPeer(weftRemoteError, exitedPeers() + " exited");
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string missing;
       for (int r = 0; r < nranks_; ++r) {
-        if (r == rank_ || stepReached(r, step_)) continue;
+        if (r == rank_ || !lagging(r)) continue;
         if (!missing.empty()) missing += ',';
         missing += std::to_string(r);
       }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <ostream>
@@ -347,6 +348,55 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<RunAheadRing>& info) {
       return std::string(info.param.stageBytes != nullptr ? "Stage4K" : "DefaultRing");
     });
+
+// A staged Broadcast of 32 KiB or more, where each rank has a CPU, is staged by its root in two halves, each
+// published as it lands while the others copy out what is there (shm_node_colls.cpp). Sizes on both sides of
+// that bound and halves that end off a cache line, both roots, in place and not; now and then the root comes
+// late (its peer waits for each half) or early (it runs ahead, staging the next while the peer reads).
+TEST(NodeBackend, BroadcastInHalvesMatches) {
+  NodeGroup g(2);
+  if (cpusHere() < 2) std::cout << "[   NOTE   ] one CPU here: the Broadcasts go whole, not in halves\n";
+  const std::vector<size_t> counts = {8192, 10001, 16384, 8191, 12345, 16000, 9000};  // floats: 32 KiB = 8192
+  constexpr size_t kCalls = 140;
+  auto value = [](int rank, size_t k, size_t i) { return static_cast<float>((rank * 17 + k * 5 + i) % 1019); };
+  auto rootOf = [](size_t k) { return static_cast<int>(k / 3 % 2); };
+  auto inPlace = [](size_t k) { return k % 4 == 1; };
+  std::vector<std::vector<std::vector<float>>> in(2), out(2);
+  for (int r = 0; r < 2; ++r) {
+    for (size_t k = 0; k < kCalls; ++k) {
+      const size_t n = counts[k % counts.size()];
+      in[r].emplace_back(n);
+      for (size_t i = 0; i < n; ++i) in[r][k][i] = value(r, k, i);
+      out[r].emplace_back(n, -1.0f);
+    }
+  }
+  std::vector<weftResult_t> results(2, weftSuccess);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      for (size_t k = 0; k < kCalls && results[r] == weftSuccess; ++k) {
+        const bool isRoot = r == rootOf(k);
+        if ((isRoot && k % 5 == 0) || (!isRoot && k % 11 == 0)) {
+          std::this_thread::sleep_for(std::chrono::microseconds(300));
+        }
+        float* buffer = inPlace(k) ? in[r][k].data() : out[r][k].data();
+        weftBackendOp_v1 op{weftCollBroadcast, in[r][k].data(), buffer,   in[r][k].size(),
+                            weftFloat32,       weftSum,         rootOf(k)};
+        results[r] = g.ops()->run(g.comm(r), &op);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
+  for (size_t k = 0; k < kCalls; ++k) {
+    for (int r = 0; r < 2; ++r) {
+      const std::vector<float>& got = inPlace(k) ? in[r][k] : out[r][k];
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], value(rootOf(k), k, i)) << "broadcast " << k << " rank " << r << " index " << i;
+      }
+    }
+  }
+}
 
 // From keeping pace to running ahead and back: AllGathers of at most 2 KiB, in which every rank waits for
 // every other, take areas at the start of each rank's ring again and again (shm_node_stage.cpp); then a run
