@@ -335,10 +335,13 @@ weftResult_t NodeComm::runList(const weftBackendOp_v1& op, const weftBackendBuff
 void NodeComm::begin() {
   ringAreas_[collective_ % kSlots] = {};  // until it stages
   // Before collective n begins, every peer must be done with collective n - kSlots, whose first step's line
-  // and staging area n may reuse: it is once it has begun n - kSlots + 1 (see shm_node.h). Usually true.
-  if (collective_ + 1 < kSlots) return;
-  uint64_t target = firstStepAfter(kSlots);
-  if (target > 0) waitAllReached(target);
+  // and staging area n may reuse: it is once it has begun n - kSlots + 1 (see shm_node.h). Usually true, but
+  // a rank that runs ahead (a Broadcast's root) finds that peer's line in the peer's cache, written since it
+  // last looked: a transfer per collective. So every kWindowCheckEvery collectives it checks that the peers
+  // have begun n - kSlots + kWindowCheckEvery, which holds for the ones until the next check too.
+  if (collective_ + 1 < kSlots || collective_ < windowCheckedUntil_) return;
+  waitAllReached(firstStepAfter(kSlots - kWindowCheckEvery + 1));
+  windowCheckedUntil_ = collective_ + kWindowCheckEvery;
 }
 
 unsigned char* NodeComm::scratch(size_t bytes) {

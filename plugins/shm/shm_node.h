@@ -68,14 +68,28 @@ struct NodeDescriptor {
 };
 inline constexpr size_t kStageAlign = 64;
 
+// An input of at most kTinyBytes (of a collective of one step) rides in its descriptor, over the buffer
+// addresses, which only direct collectives read: a waiter gets it with the step, in one cache-line transfer
+// rather than two (the line after a step is not brought with it; a miss of about 85 ns on the Xeon, where the
+// whole 8-byte AllReduce alone took 0.40 us). See tinyBytes().
+inline constexpr size_t kTinyBytes = 2 * sizeof(uint64_t);
+static_assert(offsetof(NodeDescriptor, recvAddr) == offsetof(NodeDescriptor, sendAddr) + sizeof(uint64_t));
+inline unsigned char* tinyBytes(NodeDescriptor& d) { return reinterpret_cast<unsigned char*>(&d.sendAddr); }
+inline const unsigned char* tinyBytes(const NodeDescriptor& d) {
+  return reinterpret_cast<const unsigned char*>(&d.sendAddr);
+}
+
 // Step s is published in line s % kStepLines, with the descriptor when s is a collective's first step: a
 // waiter gets both with one cache-line transfer.
-// Collectives of one step whose whole input fits kInlineBytes carry it in the lines after, next to what a
-// waiter reads anyway (the adjacent-line prefetcher brings the first with the step), rather than in the
-// staging ring. 256 bytes rather than one line (64): commperf's short rounds at np 2, 128-512 B, 2026-11-26:
-// AllReduce 128 B 0.81-0.89 -> 0.96-1.07 of Open MPI's time, AllToAll 128 B 0.81-0.89 -> 0.95-1.01.
+// Collectives of one step whose whole input fits kInlineBytes (but not kTinyBytes) carry it in the lines
+// after, next to what a waiter reads anyway, rather than in the staging ring. 256 bytes rather than one line (64):
+// commperf's short rounds at np 2, 128-512 B, 2026-11-26: AllReduce 128 B 0.81-0.89 -> 0.96-1.07 of Open MPI's
+// time, AllToAll 128 B 0.81-0.89 -> 0.95-1.01.
 inline constexpr size_t kInlineBytes = 256;
-inline constexpr uint64_t kSlots = 32;       // collectives in flight
+inline constexpr uint64_t kSlots = 32;  // collectives in flight
+// How often a rank checks that its peers keep within kSlots (NodeComm::begin): at the checks it asks for
+// kWindowCheckEvery - 1 collectives more, so kSlots - kWindowCheckEvery + 1 are in flight at least.
+inline constexpr uint64_t kWindowCheckEvery = 4;
 inline constexpr uint64_t kStepLines = 128;  // > the most steps kSlots collectives take (2 each)
 // The staging ring's size in stage sizes (WEFT_SHM_STAGE_BYTES): four collectives of the largest (in and out
 // areas) fit, kSlots of small ones.
@@ -329,6 +343,7 @@ class NodeComm {
   uint64_t firstStep_ = 0;            // the step that published the current collective's descriptor
   uint64_t firstSteps_[kSlots] = {};  // the first step of collective n, at n % kSlots
   size_t ringBytes_;                  // of the staging ring
+  uint64_t windowCheckedUntil_ = 0;   // begin() need not check collectives before this one (kWindowCheckEvery)
   size_t ringCursor_ = 0;             // where the next collective's staging areas begin
   RingArea ringAreas_[kSlots] = {};   // collective n's areas, at n % kSlots (empty: it staged nothing)
   uint32_t stageIn_ = 0;              // the current collective's areas (kStageAlign units), published with it

@@ -52,12 +52,11 @@ constexpr size_t kBroadcastHalvesFromBytes = size_t{32} * 1024;
 }  // namespace
 
 void Runner::allReduce() {
-  NodeDescriptor d = describe(op_);
   if (bytes_ <= c_.stageLimit(op_.coll)) {
     bool oneStep = bytes_ <= c_.reduceAllBytes();
     stageInput(bytes_, oneStep ? 0 : bytes_);
     copyBytes(myInput(), send_, bytes_);
-    c_.publish(&d);
+    c_.publish(&d_);
     c_.waitAll();
     if (oneStep) {
       reduceStaged(recv_, 0, op_.count);  // every rank alike, in rank order: identical results
@@ -73,7 +72,7 @@ void Runner::allReduce() {
     }
     return;
   }
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitAll();
   Range s = sliceOf(op_.count, es_, me_, p_);
   unsigned char* piece = c_.scratch(kChunkBytes);
@@ -88,7 +87,6 @@ void Runner::allReduce() {
 }
 
 void Runner::reduceScatter() {
-  NodeDescriptor d = describe(op_);
   size_t mine = static_cast<size_t>(me_) * bytes_;
   const size_t total = bytes_ * static_cast<size_t>(p_);
   if (total <= c_.stageLimit(op_.coll)) {
@@ -96,12 +94,12 @@ void Runner::reduceScatter() {
     // from sendbuff, unless the output is that block (in place), which the reduction overwrites.
     const bool inPlace = recv_ == send_ + mine;
     stageBlocks(inPlace);
-    c_.publish(&d);
+    c_.publish(&d_);
     c_.waitAll();
     reduceStaged(recv_, mine, op_.count, inPlace ? nullptr : send_ + mine);
     return;
   }
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitAll();
   reduceScatterDirect();
   finishDirect();
@@ -117,13 +115,12 @@ void Runner::reduceScatterDirect() {
 }
 
 void Runner::allGather() {
-  NodeDescriptor d = describe(op_);
   bool staged = bytes_ <= c_.stageLimit(op_.coll);
   if (staged) {
     stageInput(bytes_);
     copyBytes(myInput(), send_, bytes_);
   }
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitAll();
   if (!staged) {
     allGatherDirect();
@@ -177,7 +174,6 @@ void Runner::gatherStaged(size_t offset) {
 }
 
 void Runner::allToAll() {
-  NodeDescriptor d = describe(op_);
   size_t total = bytes_ * static_cast<size_t>(p_);
   size_t mine = static_cast<size_t>(me_) * bytes_;
   bool staged = total <= c_.stageLimit(op_.coll);
@@ -191,9 +187,9 @@ void Runner::allToAll() {
     // In place, a peer would read our block while we overwrite it: let the peers read a copy.
     copy.assign(send_, send_ + total);
     source = copy.data();
-    d.sendAddr = reinterpret_cast<uint64_t>(source);
+    d_.sendAddr = reinterpret_cast<uint64_t>(source);
   }
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitAll();
   for (int r = 0; r < p_; ++r) {
     unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
@@ -215,9 +211,8 @@ void Runner::allToAll() {
 
 void Runner::broadcast() {
   if (bytes_ <= c_.stageLimit(op_.coll)) return broadcastStaged();
-  NodeDescriptor d = describe(op_);
   const int root = op_.root;
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitAll();
   // Direct: the non-roots read the head of the root's input, the root writes the tail into each of them.
   const size_t split = bytes_ - rootShare(c_.peerDescriptor(root));
@@ -233,7 +228,6 @@ void Runner::broadcast() {
 }
 
 void Runner::broadcastStaged() {
-  NodeDescriptor d = describe(op_);
   const int root = op_.root;
   stageInput(bytes_);  // the root's ring holds the input; the others' is unused
   const size_t piece = inline_ ? bytes_ : broadcastPieceBytes();
@@ -245,7 +239,7 @@ void Runner::broadcastStaged() {
     } else {
       copyBytes(myInput(), send_, bytes_);
     }
-    c_.publish(&d);  // the root does not wait: the next collective's first step holds it back
+    c_.publish(&d_);  // the root does not wait: the next collective's first step holds it back
     for (size_t off = 0; inPieces && off < bytes_; off += piece) {
       const size_t n = std::min(piece, bytes_ - off);
       copyBytes(myInput() + off, send_ + off, n);
@@ -254,7 +248,7 @@ void Runner::broadcastStaged() {
     if (recv_ != nullptr && recv_ != send_) copyBytes(recv_, send_, bytes_);
     return;
   }
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitFor(root);
   for (size_t off = 0; off < bytes_; off += piece) {
     const size_t n = std::min(piece, bytes_ - off);
@@ -264,18 +258,17 @@ void Runner::broadcastStaged() {
 }
 
 void Runner::reduce() {
-  NodeDescriptor d = describe(op_);
   int root = op_.root;
   if (bytes_ <= c_.stageLimit(op_.coll)) {
     stageInput(bytes_);
     copyBytes(myInput(), send_, bytes_);
-    c_.publish(&d);
+    c_.publish(&d_);
     if (me_ != root) return;  // the next collective's first step waits until the root is done with it
     c_.waitAll();
     reduceStaged(recv_, 0, op_.count);
     return;
   }
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitAll();
   Range s = reduceSliceOf(me_, root);
   unsigned char* piece = c_.scratch(2 * kChunkBytes);
@@ -289,8 +282,7 @@ void Runner::reduce() {
 }
 
 void Runner::barrier() {
-  NodeDescriptor d = describe(op_);
-  c_.publish(&d);
+  c_.publish(&d_);
   c_.waitAll();
 }
 

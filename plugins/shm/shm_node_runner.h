@@ -56,7 +56,8 @@ class Runner {
         es_(plugin::elementBytes(op.datatype)),
         bytes_(op.count * es_),
         send_(static_cast<const unsigned char*>(op.sendbuff)),
-        recv_(static_cast<unsigned char*>(op.recvbuff)) {}
+        recv_(static_cast<unsigned char*>(op.recvbuff)),
+        d_(describe(op)) {}
 
   void allReduce();
   void reduceScatter();
@@ -91,13 +92,21 @@ class Runner {
 
  private:
   // Where a staged collective's input (`inBytes` per rank) goes: a collective of one step (`outBytes` 0)
-  // whose input fits kInlineBytes carries it next to its step; otherwise the staging ring.
+  // whose input fits kTinyBytes carries it in its descriptor (d_), one that fits kInlineBytes next to its
+  // step; otherwise the staging ring.
   void stageInput(size_t inBytes, size_t outBytes = 0) {
     inline_ = outBytes == 0 && inBytes <= kInlineBytes;
+    tiny_ = inline_ && inBytes <= kTinyBytes;
     if (!inline_) c_.stage(inBytes, outBytes);
   }
-  unsigned char* myInput() const { return inline_ ? c_.nextInline() : c_.stageIn(me_); }
-  const unsigned char* input(int r) const { return inline_ ? c_.peerInline(r) : c_.stageIn(r); }
+  unsigned char* myInput() {
+    if (tiny_) return tinyBytes(d_);
+    return inline_ ? c_.nextInline() : c_.stageIn(me_);
+  }
+  const unsigned char* input(int r) const {
+    if (tiny_) return tinyBytes(c_.peerDescriptor(r));
+    return inline_ ? c_.peerInline(r) : c_.stageIn(r);
+  }
 
   // dst = own op every peer's sendbuff[offset, offset + n), each peer's piece read into `piece` first.
   void reducePeers(unsigned char* dst, const unsigned char* own, size_t offset, size_t n, unsigned char* piece);
@@ -151,7 +160,9 @@ class Runner {
   size_t bytes_;  // one rank's count in bytes (AllToAll, ReduceScatter: one block)
   const unsigned char* send_;
   unsigned char* recv_;
+  NodeDescriptor d_;  // what this rank publishes with the collective's first step
   bool inline_ = false;
+  bool tiny_ = false;
   const uint64_t* peerSends_ = nullptr;  // per rank; null: the descriptors' sendAddr
 };
 
