@@ -95,8 +95,10 @@ inline constexpr uint64_t kStepLines = 128;  // > the most steps kSlots collecti
 // areas) fit, kSlots of small ones.
 inline constexpr size_t kRingStages = 8;
 // How far into the ring collectives take areas before they go back to the start (and wait there if they
-// must), so that a run of them stays in the cache (shm_node_stage.cpp).
+// must), so that a run of them stays in the cache: room for kSlots areas of their size, within these bounds
+// (shm_node_stage.cpp).
 inline constexpr size_t kWarmRingBytes = size_t{1} << 20;
+inline constexpr size_t kWarmRingMinBytes = size_t{256} << 10;
 // Staging areas of at most this many bytes go back to the ring's start as soon as the peers keep pace,
 // rather than walk the warm region (shm_node_stage.cpp).
 inline constexpr size_t kCycleBytes = 2048;

@@ -48,9 +48,14 @@ void NodeComm::stage(size_t inBytes, size_t outBytes) {
   //   some launches (every few calls touching a page not touched for a while).
   // - Larger areas, and a rank whose peers lag (the root of a Broadcast), walk on: areas no peer has read
   //   lately are cheaper to write (cycling made 4-8 KiB AllReduces at 2 ranks 10-29 % slower, and 2 KiB
-  //   Broadcasts at 4 ranks 15 % when the root cycled whenever the start was free). Past kWarmRingBytes they
-  //   go back to the start, and wait there if they must (walking all 2 MiB made 1000 fused 4 KiB AllReduces
-  //   15-25 % slower); a large collective may take any part of the ring.
+  //   Broadcasts at 4 ranks 15 % when the root cycled whenever the start was free). Past warmBytes they go
+  //   back to the start, and wait there if they must (walking all 2 MiB made 1000 fused 4 KiB AllReduces
+  //   15-25 % slower); a large collective may take any part of the ring. warmBytes leaves room for kSlots
+  //   areas of this size (a rank may run that far ahead), from kWarmRingMinBytes to kWarmRingBytes: areas
+  //   of 4-8 KiB walking the whole first MiB spent most of a benchmark's few hundred calls on pages not
+  //   touched since connect (commperf's rounds of ten at 2 ranks, 8 KiB: AllToAll 1.54 -> 1.03 us,
+  //   AllGather 1.33 -> 1.02, Reduce 1.48-1.98 -> 0.94, alike back to back and from 32 KiB); a fixed 256 KiB
+  //   held a 32 KiB Broadcast's root at 4 ranks to 8 collectives ahead (3.2 -> 4.6 us).
   // - A rank whose next area a peer may still read (it cycled, then its peers fell behind) takes fresh bytes
   //   past every area in flight rather than wait.
   const RingArea& previous = ringAreas_[(collective_ + kSlots - 1) % kSlots];
@@ -61,7 +66,8 @@ void NodeComm::stage(size_t inBytes, size_t outBytes) {
   } else if (at + need <= ringBytes_ && !doneWith(latestOverlapping({at, at + need}))) {
     at = highWater();
   }
-  if (at + need > ringBytes_ || (at + need > kWarmRingBytes && clearOfPrevious)) at = 0;
+  const size_t warmBytes = std::clamp(need * kSlots, kWarmRingMinBytes, kWarmRingBytes);
+  if (at + need > ringBytes_ || (at + need > warmBytes && clearOfPrevious)) at = 0;
   // Never over the collective just before: a peer may still read its area, and waiting for it is not
   // possible here (its end is the first step of this collective, whose number comes with publishing). Only
   // the wrap at the ring's end can land there, when that collective lies at the start; its end is then
