@@ -183,8 +183,8 @@ bool CommChannel::start(Transfer& t) {
 
 bool CommChannel::finish(Transfer& t) {
   int done = 0;
-  size_t size = 0;
-  weftResult_t r = comm_.connections->ops(t.peer).test(t.request, &done, &size);
+  size_t received = 0;
+  weftResult_t r = comm_.connections->ops(t.peer).test(t.request, &done, &received);
   if (r != weftSuccess) {
     t.request = nullptr;
     failTransfer(comm_, operation(), t.isRecv, t.peer, r);
@@ -193,8 +193,8 @@ bool CommChannel::finish(Transfer& t) {
   t.request = nullptr;
   t.done = true;
   log::trace("{}: {} rank {} done, {} bytes, tag {}", operation(), t.isRecv ? "recv from" : "send to", t.peer,
-             size, t.tag);
-  if (t.isRecv && size != t.bytes) failSizeMismatch(comm_, operation(), t.peer, size, t.bytes);
+             received, t.tag);
+  if (t.isRecv && received != t.bytes) failSizeMismatch(comm_, operation(), t.peer, received, t.bytes);
   if (t.isRecv) scatterBounce(t);
   return true;
 }
