@@ -27,6 +27,13 @@ void weftMemoryCheck(weftResult_t result, const char* what) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+// Other work between calls (--gap_us): the rank spins, touching no memory.
+void spinFor(std::chrono::microseconds gap) {
+  const auto until = std::chrono::steady_clock::now() + gap;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
 }  // namespace
 
 void allocateFrom(BufferSource source) { bufferSource = source; }
@@ -85,9 +92,13 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
       sides[s]();
       MPI_Barrier(MPI_COMM_WORLD);
       std::chrono::steady_clock::duration took{};
-      if (touch) {
+      if (touch || options.gapUs > 0) {
         for (int i = 0; i < iters; ++i) {
-          touch(s);
+          if (options.gapUs > 0) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            spinFor(std::chrono::microseconds(options.gapUs));
+          }
+          if (touch) touch(s);
           auto start = std::chrono::steady_clock::now();
           sides[s]();
           took += std::chrono::steady_clock::now() - start;

@@ -32,6 +32,7 @@ enum LongOnly {
   kChoices,
   kPeerInPlace,
   kTouchInput,
+  kGapUs,
   kMemory
 };
 
@@ -64,6 +65,7 @@ const option kLongOptions[] = {
     {"choices", required_argument, nullptr, kChoices},
     {"peer_in_place", no_argument, nullptr, kPeerInPlace},
     {"touch_input", no_argument, nullptr, kTouchInput},
+    {"gap_us", required_argument, nullptr, kGapUs},
     {"memory", required_argument, nullptr, kMemory},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
@@ -239,6 +241,10 @@ ParseResult parseOptions(int argc, char** argv, Options& options) {
       case kTouchInput:
         options.touchInput = true;
         break;
+      case kGapUs:
+        if (!parseInt(arg, 0, 1000000, number)) return error("invalid --gap_us '" + arg + "' (0 to 1000000)");
+        options.gapUs = static_cast<int>(number);
+        break;
       case kMemory:
         if (arg == "heap") {
           options.memory = BufferSource::Heap;
@@ -334,6 +340,10 @@ std::string usage(const char* program) {
       "                             the timed part, as if the application had just computed it: the call\n"
       "                             then reads lines dirty in this rank's cache, not ones its peers read last\n"
       "                             time (which flatters a peer's direct reads: process_vm_readv, MPI's CMA)\n"
+      "      --gap_us <us>          time every call alone: before each, a barrier across the ranks and <us>\n"
+      "                             microseconds of spinning on every rank (other work), so that a call pays\n"
+      "                             its whole latency instead of overlapping the one before (default 0: calls\n"
+      "                             back to back); the time still includes the barrier's exit skew\n"
       "      --memory <kind>        where the buffers of every library come from: heap (default: operator\n"
       "                             new, cache-line aligned), malloc (16-byte aligned; large blocks start\n"
       "                             16 bytes past a page, as most C programs' and NumPy's do), or weft\n"

@@ -50,6 +50,7 @@ struct Options {
   BufferSource memory = BufferSource::Heap;  // --memory: where every library's buffers come from
   bool peerInPlace = false;                  // --peer_in_place: with peers, also time Weft's in-place form
   bool touchInput = false;  // --touch_input: rewrite the input before each timed call of the sweep (untimed)
+  int gapUs = 0;  // --gap_us: each timed call alone, after a barrier and this long of other work on every rank
   bool bounds = false;
   size_t boundsBytes = 256ull << 20;
   std::string jsonPath;            // empty: no JSON

@@ -57,6 +57,9 @@ void printHeader(std::FILE* out, const Options& options, const RunInfo& info) {
                options.minBytes, options.maxBytes, step.c_str(), options.warmupIters,
                options.rounds * options.itersPerRound(), options.rounds, options.itersPerRound(),
                options.check ? 1 : 0, info.nranks);
+  if (options.gapUs > 0) {
+    std::fprintf(out, "# Calls alone: a barrier and %d us of spinning before each timed call\n", options.gapUs);
+  }
   std::fprintf(out, "# Weft version %d (%s), plugins: %s, algo: %s\n", info.version, info.weftVersion.c_str(),
                info.weftPlugins.c_str(), info.weftAlgo.c_str());
   std::fprintf(out, "# MPI: %s\n", info.mpiVersion.c_str());

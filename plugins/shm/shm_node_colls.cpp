@@ -38,15 +38,14 @@ namespace {
 constexpr size_t kShareFromBytes = size_t{512} * 1024;  // below, no faster (128 KiB: slower)
 
 // A staged Broadcast this large, with a CPU per rank, is staged by its root in two halves: the others copy
-// the first out while the root copies the second in. Alone (a call between other work, inputs just written),
-// a non-root's copy out of the root's cache runs at about half the speed of the root's copy in, so halves
-// bound its wait at 3/4 of the two copies end to end. Measured at 2 ranks on the 2-vCPU Xeon (2026-12-02,
-// in place, a barrier and fresh input before each call, median non-root time, two launches): 32 KiB
-// 6.8-6.9 -> 6.3-6.4 us, 64 KiB 10.9-11.8 -> 9.1-10.0 (Open MPI 5.3-5.6 and 8.3-8.5). Quarters gained a
-// little more alone (64 KiB 8.5) but cost back-to-back calls, where the root runs ahead and every published
-// piece takes the line that a close follower is polling (commperf's rounds of ten: 32 KiB 12-14 % slower;
-// halves 2-7 %, 64 KiB alike); from 4 KiB in quarters, 8 KiB Broadcasts in long loops took 0.82-0.93 us
-// instead of 0.64.
+// the first out while the root copies the second in. Alone (a call between other work), a non-root's copy
+// out of the root's cache runs at about half the speed of the root's copy in, so halves bound its wait at 3/4
+// of the two copies end to end. Measured at 2 ranks on the 2-vCPU Xeon (2026-12-02, commperf --gap_us 20
+// --touch_input, two alternating launches against halves off): 32 KiB 3.50-3.52 -> 3.07-3.15 us, 64 KiB
+// 6.56-6.58 -> 5.25-5.40. Quarters gained a little more alone but cost back-to-back calls, where the root runs
+// ahead and every published piece takes the line that a close follower is polling (commperf's rounds of ten:
+// 32 KiB 12-14 % slower; halves 2-9 %, 64 KiB alike); from 4 KiB in quarters, 8 KiB Broadcasts in long loops
+// took 0.82-0.93 us instead of 0.64.
 constexpr size_t kBroadcastHalvesFromBytes = size_t{32} * 1024;
 
 }  // namespace

@@ -129,7 +129,7 @@ def check_context(doc, peers, nranks, with_bounds):
             fail(where, f"algorithms should be non-empty strings: {algorithms}")
     options = expect_type(doc, "options", dict, top) or {}
     for key in ("minbytes", "maxbytes", "stepfactor", "stepbytes", "iters", "rounds", "iters_per_round",
-                "warmup_iters", "check", "root", "peer_in_place", "touch_input"):
+                "warmup_iters", "check", "root", "peer_in_place", "touch_input", "gap_us"):
         expect_type(options, key, int, "options")
     expect_type(options, "gloo_allreduce", str, "options")
     bounds = expect_type(doc, "bounds", dict, top, nullable=not with_bounds)
@@ -364,13 +364,17 @@ def main():
     if "mpi" in peers:
         cmd += ["--peer_in_place"]  # its in-place forms checked here; the gloo run checks they are absent
     if not peers:
-        cmd += ["--touch_input"]  # rewrites inputs between timed calls: the results must still check out
+        # Rewrites inputs between timed calls, each alone: the results must still check out.
+        cmd += ["--touch_input", "--gap_us", "5"]
     run(cmd)
     with open(json_path) as f:
         doc = json.load(f)
     touched = (doc.get("options") or {}).get("touch_input")
     if touched != (0 if peers else 1):
         failures.append(f"options.touch_input is {touched!r}")
+    gap = (doc.get("options") or {}).get("gap_us")
+    if gap != (0 if peers else 5):
+        failures.append(f"options.gap_us is {gap!r}")
     measures = check_json(doc, peers, NRANKS, ROUNDS, with_bounds)
     check_csv(csv_path, doc, peers)
     for message in failures[:50]:

@@ -186,6 +186,16 @@ TEST(Options, PeerRoundsAndFiles) {
   EXPECT_FALSE(none.peerInPlace);
 }
 
+TEST(Options, GapBetweenCalls) {
+  Options o;
+  ASSERT_EQ(parse({"--gap_us", "20", "--touch_input"}, o).status, ParseStatus::kRun);
+  EXPECT_EQ(o.gapUs, 20);
+  EXPECT_TRUE(o.touchInput);
+  Options defaults;
+  ASSERT_EQ(parse({}, defaults).status, ParseStatus::kRun);
+  EXPECT_EQ(defaults.gapUs, 0);
+}
+
 TEST(Options, MemoryKinds) {
   for (const auto& [arg, source] :
        {std::pair{"heap", BufferSource::Heap}, std::pair{"malloc", BufferSource::Malloc},
@@ -339,6 +349,8 @@ TEST(Options, BadFlagsSayWhatIsWrong) {
       {{"-x"}, "unknown option '-x'"},
       {{"-b", "1M", "-e", "1K"}, "--minbytes is larger than --maxbytes"},
       {{"--memory", "mmap"}, "invalid --memory 'mmap' (heap, malloc or weft)"},
+      {{"--gap_us", "-1"}, "invalid --gap_us '-1' (0 to 1000000)"},
+      {{"--gap_us", "20us"}, "invalid --gap_us '20us'"},
   };
   for (const Case& c : cases) {
     Options o;
