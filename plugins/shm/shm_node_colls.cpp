@@ -211,18 +211,26 @@ void Runner::allToAll() {
 void Runner::broadcast() {
   if (bytes_ <= c_.stageLimit(op_.coll)) return broadcastStaged();
   const int root = op_.root;
+  // Direct: the non-roots read the head of the root's input, the root writes the tail into each of them. A
+  // non-root waits for the root only, never for the other non-roots: with more ranks than CPUs each wait for
+  // all is a round of the scheduler.
   c_.publish(&d_);
-  c_.waitAll();
-  // Direct: the non-roots read the head of the root's input, the root writes the tail into each of them.
+  if (me_ == root) {
+    c_.waitAll();
+  } else {
+    c_.waitFor(root);
+  }
   const size_t split = bytes_ - rootShare(c_.peerDescriptor(root));
   if (me_ != root) {
     c_.readPeer(root, recv_, c_.peerDescriptor(root).sendAddr, split, storesFor(bytes_));
-  } else {
-    for (int r = 0; r < p_; ++r) {
-      if (r != me_) c_.writePeer(r, c_.peerDescriptor(r).recvAddr + split, send_ + split, bytes_ - split);
-    }
-    if (recv_ != nullptr && recv_ != send_) copyOwn(recv_, send_, bytes_, bytes_);
+    c_.publish();                          // done with the root's input
+    if (split < bytes_) c_.waitFor(root);  // and the root with our output
+    return;
   }
+  for (int r = 0; r < p_; ++r) {
+    if (r != me_) c_.writePeer(r, c_.peerDescriptor(r).recvAddr + split, send_ + split, bytes_ - split);
+  }
+  if (recv_ != nullptr && recv_ != send_) copyOwn(recv_, send_, bytes_, bytes_);
   finishDirect();
 }
 
