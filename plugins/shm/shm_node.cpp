@@ -21,7 +21,8 @@ constexpr uint32_t kAddressMagic = 0x4e4d5357;  // "WSMN"
 // 2: 32 staging slots and 128 step lines (was 8 and 32); 3: the CPU mask; 4: the table of shared buffers;
 // 5: a staging ring instead of slots (the descriptor says where), inline inputs of up to 256 bytes;
 // 6: WEFT_SHM_CMA_COST; 7: inputs of up to 16 bytes in the descriptor, a staged Broadcast's byte count after
-// its step, the window checked every fourth collective.
+// its step, the window checked every fourth collective, a direct Broadcast's non-roots waiting for the root
+// only.
 constexpr uint32_t kAddressVersion = 7;
 constexpr size_t kControlBytes = size_t{16} * 4096;  // rounded up from sizeof(NodeControl)
 static_assert(sizeof(NodeControl) <= kControlBytes);
