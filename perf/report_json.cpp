@@ -249,9 +249,7 @@ bool writeJson(const std::string& path, const Options& options, const RunInfo& i
                "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %zu, \"stepbytes\": %zu, "
                "\"iters\": %d, \"rounds\": %d, \"iters_per_round\": %d, \"warmup_iters\": %d, \"check\": %d, "
                "\"root\": %d, \"peer_in_place\": %d, \"touch_input\": %d, \"gap_us\": %d, \"gloo_allreduce\": %s, "
-               "\"fusion\": %s, "
-               "\"fusion_coll\": %s, "
-               "\"plan\": %s},\n",
+               "\"fusion\": %s, \"fusion_coll\": %s, \"plan\": %s},\n",
                options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes, options.iters,
                options.rounds, options.itersPerRound(), options.warmupIters, options.check ? 1 : 0, options.root,
                options.peerInPlace ? 1 : 0, options.touchInput ? 1 : 0, options.gapUs,
