@@ -199,6 +199,11 @@ class NodeComm {
   // collective also checks that the peers waited for run the same one.
   void waitAll();
   void waitFor(int peer);
+  // Waits until one of `pending` (peers) has published the step we published last, takes it out of pending
+  // and returns it, checked as waitFor(peer) checks; of several, the first in pending's order. A collective
+  // that copies each peer's part on its own reads it as soon as that peer is there: with more ranks than
+  // CPUs, a rank waiting for all would give up its CPU while some peers' parts could be copied.
+  int waitForAny(std::vector<int>& pending);
   const NodeDescriptor& peerDescriptor(int peer) const;
   // weftMemAlloc buffers (shm_node_memory.cpp). Lists those among op's in our table before its first step
   // (direct collectives only).

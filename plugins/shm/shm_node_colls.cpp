@@ -50,6 +50,14 @@ constexpr size_t kBroadcastHalvesFromBytes = size_t{32} * 1024;
 
 }  // namespace
 
+template <typename Copy>
+void Runner::forEachPeerAsItArrives(Copy copy) {
+  std::vector<int> pending;
+  pending.reserve(static_cast<size_t>(p_ - 1));
+  for (int i = 1; i < p_; ++i) pending.push_back((me_ + i) % p_);  // each rank starts at another peer
+  while (!pending.empty()) copy(c_.waitForAny(pending));
+}
+
 void Runner::allReduce() {
   if (bytes_ <= c_.stageLimit(op_.coll)) {
     bool oneStep = bytes_ <= c_.reduceAllBytes();
@@ -120,23 +128,18 @@ void Runner::allGather() {
     copyBytes(myInput(), send_, bytes_);
   }
   c_.publish(&d_);
-  c_.waitAll();
   if (!staged) {
     allGatherDirect();
     return finishDirect();
   }
+  c_.waitAll();
   gatherStaged(0);
 }
 
 void Runner::allGatherDirect() {
-  for (int r = 0; r < p_; ++r) {
-    unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
-    if (r != me_) {
-      c_.readPeer(r, dst, peerSend(r), bytes_, storesFor(bytes_ * static_cast<size_t>(p_)));
-    } else if (dst != send_) {
-      copyOwn(dst, send_, bytes_, bytes_ * static_cast<size_t>(p_));
-    }
-  }
+  const size_t outputBytes = bytes_ * static_cast<size_t>(p_);
+  if (outBlock(me_) != send_) copyOwn(outBlock(me_), send_, bytes_, outputBytes);
+  forEachPeerAsItArrives([&](int r) { c_.readPeer(r, outBlock(r), peerSend(r), bytes_, storesFor(outputBytes)); });
 }
 
 void Runner::stageBlocks(bool withOwn) {
@@ -163,7 +166,7 @@ void Runner::reduceStaged(unsigned char* dst, size_t offset, size_t count, const
 
 void Runner::gatherStaged(size_t offset) {
   for (int r = 0; r < p_; ++r) {
-    unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
+    unsigned char* dst = outBlock(r);
     if (r != me_) {
       copyBytes(dst, input(r) + offset, bytes_);
     } else if (dst != send_) {
@@ -189,23 +192,24 @@ void Runner::allToAll() {
     d_.sendAddr = reinterpret_cast<uint64_t>(source);
   }
   c_.publish(&d_);
-  c_.waitAll();
-  for (int r = 0; r < p_; ++r) {
-    unsigned char* dst = recv_ + static_cast<size_t>(r) * bytes_;
-    if (r == me_) {
-      if (dst == source + mine) continue;  // in place: already there
-      if (staged) {
-        std::memmove(dst, source + mine, bytes_);
-      } else {
-        copyOwn(dst, source + mine, bytes_, total);  // apart: out of place, or from the copy
-      }
-    } else if (staged) {
-      copyBytes(dst, input(r) + mine, bytes_);
+  // Our own block first: it needs no peer.
+  if (outBlock(me_) != source + mine) {
+    if (staged) {
+      std::memmove(outBlock(me_), source + mine, bytes_);
     } else {
-      c_.readPeer(r, dst, c_.peerDescriptor(r).sendAddr + mine, bytes_, storesFor(total));
+      copyOwn(outBlock(me_), source + mine, bytes_, total);  // apart: out of place, or from the copy
     }
   }
-  if (!staged) finishDirect();
+  if (staged) {
+    c_.waitAll();
+    for (int r = 0; r < p_; ++r) {
+      if (r != me_) copyBytes(outBlock(r), input(r) + mine, bytes_);
+    }
+    return;
+  }
+  forEachPeerAsItArrives(
+      [&](int r) { c_.readPeer(r, outBlock(r), c_.peerDescriptor(r).sendAddr + mine, bytes_, storesFor(total)); });
+  finishDirect();
 }
 
 void Runner::broadcast() {

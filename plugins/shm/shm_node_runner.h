@@ -68,7 +68,8 @@ class Runner {
 
   void allGather();
 
-  // A direct AllGather's work between its first step and its last: every peer's block read into ours.
+  // A direct AllGather's work between its first step and its last: our block copied into our output, then
+  // every peer's read into it as that peer arrives.
   void allGatherDirect();
 
   // Where rank r's input to this collective lies (for a batch: its call's, see runNodeDirectBatch).
@@ -129,7 +130,15 @@ class Runner {
   // slices, as every other collective's.
   Range reduceSliceOf(int r, int root) const;
 
+  // Rank r's block of an AllGather's or AllToAll's output.
+  unsigned char* outBlock(int r) const { return recv_ + static_cast<size_t>(r) * bytes_; }
+
   uint64_t peerSend(int r) const { return peerSends_ != nullptr ? peerSends_[r] : c_.peerDescriptor(r).sendAddr; }
+
+  // copy(r) for every peer r, each as soon as r has published this collective's first step (its buffers'
+  // addresses): where ranks share CPUs, the peers already there are copied from before this rank waits.
+  template <typename Copy>
+  void forEachPeerAsItArrives(Copy copy);
 
   // Nobody returns (and lets its caller reuse the buffers) while a peer may still read or write them.
   void finishDirect();

@@ -4,6 +4,7 @@
 // an aborted communicator, a peer that exited and the timeout. shm_node.h describes the steps' lines.
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -132,6 +133,22 @@ void NodeComm::waitFor(int peer) {
     firstWait_ = false;
     checkDescriptor(peer);
   }
+}
+
+int NodeComm::waitForAny(std::vector<int>& pending) {
+  auto found = pending.end();
+  auto ready = [&] {
+    found = std::find_if(pending.begin(), pending.end(), [&](int r) { return stepReached(r, step_); });
+    return found != pending.end();
+  };
+  wait(ready, [&](int r) { return std::find(pending.begin(), pending.end(), r) != pending.end(); });
+  const int peer = *found;
+  pending.erase(found);
+  if (firstWait_) {
+    checkDescriptor(peer);
+    firstWait_ = !pending.empty();
+  }
+  return peer;
 }
 
 void NodeComm::checkAborted() const {

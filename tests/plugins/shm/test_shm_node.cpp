@@ -900,6 +900,59 @@ TEST(NodeBackend, ListDeclinesWhatItDoesNotRun) {
 // sliced, the others direct; 300000: direct (CMA).
 INSTANTIATE_TEST_SUITE_P(Paths, NodeCollectives, ::testing::Values(4, 48, 1000, 6000, 300000));
 
+// Direct AllToAll and AllGather (CMA) copy each peer's block as soon as that peer has called, not after all
+// have (shm_node_colls.cpp, forEachPeerAsItArrives): rank 2 calls only once ranks 0 and 1 hold each other's
+// blocks, or after 10 s without them (which fails the test, and then still completes the collective).
+class DirectCopies : public ::testing::TestWithParam<weftCollType_t> {};
+
+TEST_P(DirectCopies, ReadEachPeerAsItArrives) {
+  const weftCollType_t coll = GetParam();
+  constexpr int kRanks = 3;
+  constexpr size_t kBlock = 65536;  // floats: 256 KiB blocks, direct for both collectives
+  NodeGroup g(kRanks);
+  if (logLinesWith("CMA not available") > 0) GTEST_SKIP() << "CMA is not available here: no direct path";
+  const size_t sendCount = coll == weftCollAllToAll ? kRanks * kBlock : kBlock;
+  auto value = [](int rank, size_t i) { return static_cast<float>((rank * 31 + i) % 997) + 1.0f; };
+  std::vector<std::vector<float>> send(kRanks, std::vector<float>(sendCount));
+  std::vector<std::vector<float>> recv(kRanks, std::vector<float>(kRanks * kBlock, 0.0f));
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < sendCount; ++i) send[r][i] = value(r, i);
+  }
+  auto from = [&](int r) { return coll == weftCollAllToAll ? r * kBlock : 0; };  // r's block of each input
+  // Whether the last element of rank q's block has landed in rank r's output (written by the kernel's CMA
+  // copy while this thread looks: a volatile read).
+  auto landed = [&](int r, int q) {
+    volatile const float* out = recv[r].data();
+    return out[q * kBlock + kBlock - 1] == send[q][from(r) + kBlock - 1];
+  };
+  bool copiedBeforeLast = false;
+  auto results = g.run([&](int r) {
+    if (r == kRanks - 1) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!(landed(0, 1) && landed(1, 0)) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      copiedBeforeLast = landed(0, 1) && landed(1, 0);
+    }
+    return weftBackendOp_v1{coll, send[r].data(), recv[r].data(), kBlock, weftFloat32, weftSum, 0};
+  });
+  for (int r = 0; r < kRanks; ++r) ASSERT_EQ(results[r], weftSuccess) << g.ops()->lastError(g.comm(r));
+  EXPECT_TRUE(copiedBeforeLast) << "ranks 0 and 1 waited for rank 2 before copying each other's blocks";
+  for (int r = 0; r < kRanks; ++r) {
+    for (int q = 0; q < kRanks; ++q) {
+      for (size_t i = 0; i < kBlock; ++i) {
+        ASSERT_EQ(recv[r][q * kBlock + i], send[q][from(r) + i])
+            << "rank " << r << " block " << q << " index " << i;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Collectives, DirectCopies, ::testing::Values(weftCollAllToAll, weftCollAllGather),
+                         [](const ::testing::TestParamInfo<weftCollType_t>& info) {
+                           return std::string(info.param == weftCollAllToAll ? "AllToAll" : "AllGather");
+                         });
+
 TEST(NodeBackend, MismatchedCollectivesFailOnEveryRank) {
   NodeGroup g(2);
   std::vector<float> a(64), b(128);
