@@ -145,12 +145,16 @@ long long sumOverRanks(long long local) {
   return total;
 }
 
-void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, bool prepare) {
+void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, PeerStep step) {
   try {
-    if (prepare)
-      peer.prepare(desc, args);
-    else
-      peer.call(desc, args);
+    switch (step) {
+      case PeerStep::kCall:
+        return peer.call(desc, args);
+      case PeerStep::kCallInPlace:
+        return peer.callInPlace(desc, args);
+      case PeerStep::kPrepare:
+        return peer.prepare(desc, args);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "commperf: rank %d: %s: %s\n", rank, peer.library(), e.what());
     std::fflush(stderr);
@@ -167,9 +171,18 @@ void weftCheck(weftResult_t result, const char* what, int rank) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-double Row::ratio(size_t peer) const {
-  if (peer >= peers.size() || !peers[peer].ran || !outOfPlace.ran || outOfPlace.timeUs <= 0) return 0;
-  return peers[peer].timeUs / outOfPlace.timeUs;
+namespace {
+
+double timeRatio(const Measure& peer, const Measure& weft) {
+  return peer.ran && weft.ran && weft.timeUs > 0 ? peer.timeUs / weft.timeUs : 0;
+}
+
+}  // namespace
+
+double Row::ratio(size_t peer) const { return peer < peers.size() ? timeRatio(peers[peer], outOfPlace) : 0; }
+
+double Row::inPlaceRatio(size_t peer) const {
+  return peer < peersInPlace.size() ? timeRatio(peersInPlace[peer], inPlace) : 0;
 }
 
 Bench::Bench(weftComm_t comm, int rank, int nranks, const Options& options, size_t capacityBytes,
@@ -195,6 +208,7 @@ Row Bench::run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::opt
           desc.hasRoot ? options_.root : -1,
           {},
           {},
+          {},
           {}};
   if (!peers_.empty()) {
     measureWithPeers(row, counts);
@@ -208,7 +222,7 @@ Row Bench::run(const CollDesc& desc, size_t bytes, weftDataType_t type, std::opt
 std::vector<Measure> Bench::runOnComms(const CollDesc& desc, size_t bytes, weftDataType_t type,
                                        std::optional<weftRedOp_t> op, const std::vector<weftComm_t>& comms) {
   const CollCounts counts = desc.counts(bytes / typeSize(type), rank_, nranks_);
-  const Row row{&desc, bytes, counts.paramCount, type, desc.hasOp ? op : std::nullopt, -1, {}, {}, {}};
+  const Row row{&desc, bytes, counts.paramCount, type, desc.hasOp ? op : std::nullopt, -1, {}, {}, {}, {}};
   std::vector<CallArgs> args(comms.size(), argsFor(row, counts, false));
   std::vector<Side> sides;
   for (size_t c = 0; c < comms.size(); ++c) {
@@ -261,12 +275,13 @@ void Bench::measureWeft(const Row& row, const CollCounts& counts, bool inPlace, 
   }
 }
 
-long long Bench::checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts) {
-  CallArgs args = argsFor(row, counts, false);
+long long Bench::checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts,
+                           bool inPlace) {
+  CallArgs args = argsFor(row, counts, inPlace);
   CheckContext ctx{&desc, row.type, row.op, rank_, nranks_, options_.root, counts};
   fillInput(ctx, const_cast<void*>(args.sendbuff), counts.sendCount);
-  poisonOutput(ctx, args.recvbuff, counts.recvCount);
-  peerCall(peer, desc, args, rank_);
+  if (!inPlace) poisonOutput(ctx, args.recvbuff, counts.recvCount);
+  peerCall(peer, desc, args, rank_, inPlace ? PeerStep::kCallInPlace : PeerStep::kCall);
   bool checks = peer.checksRank(desc, rank_, options_.root);
   return sumOverRanks(checks ? static_cast<long long>(countWrong(ctx, args.recvbuff)) : 0);
 }
@@ -286,28 +301,47 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
     Peer* peer = peers_[p].get();
     row.peers[p].skipped = peer->unsupported(desc, row.type, row.op);
     if (!row.peers[p].skipped.empty()) continue;
-    peerCall(*peer, desc, args, rank_, true);
+    peerCall(*peer, desc, args, rank_, PeerStep::kPrepare);
     sides.emplace_back([this, &desc, &args, peer] { peerCall(*peer, desc, args, rank_); });
     sideOf[p] = sides.size() - 1;
   }
-  // Weft's in-place form takes its turns too (its input is whatever the last turn left: only timed here).
+  // The in-place forms (--peer_in_place), Weft's and each peer's that has one, take their turns too; their
+  // input is whatever the last turn left: only timed here. Sides from inPlaceFrom on run on inPlaceArgs.
   const CallArgs inPlaceArgs = argsFor(row, counts, true);
   const bool inPlace = options_.peerInPlace && desc.hasInPlace;
-  if (inPlace) sides.emplace_back([&] { weftCheck(desc.call(inPlaceArgs), desc.name, rank_); });
+  const size_t inPlaceFrom = sides.size();
+  size_t weftInPlaceSide = 0;
+  std::vector<size_t> inPlaceSideOf(peers_.size(), 0);
+  if (inPlace) {
+    weftInPlaceSide = sides.size();
+    sides.emplace_back([&] { weftCheck(desc.call(inPlaceArgs), desc.name, rank_); });
+    row.peersInPlace.resize(peers_.size());
+    for (size_t p = 0; p < peers_.size(); ++p) {
+      Peer* peer = peers_[p].get();
+      if (!sideOf[p] || !peer->hasInPlace(desc)) continue;
+      sides.emplace_back([this, &desc, &inPlaceArgs, peer] {
+        peerCall(*peer, desc, inPlaceArgs, rank_, PeerStep::kCallInPlace);
+      });
+      inPlaceSideOf[p] = sides.size() - 1;
+    }
+  }
   const size_t inputBytes = counts.sendCount * typeSize(row.type);
   std::function<void(size_t)> touch;
   if (options_.touchInput) {
     touch = [&](size_t side) {
-      const CallArgs& a = inPlace && side == sides.size() - 1 ? inPlaceArgs : args;
+      const CallArgs& a = side >= inPlaceFrom ? inPlaceArgs : args;
       touchLines(const_cast<void*>(a.sendbuff), inputBytes);
     };
   }
   auto times = timeRounds(sides, options_, true, touch);
   double bytes = algBytes(desc, row.count, typeSize(row.type), nranks_);
   fillMeasure(row.outOfPlace, times[0], bytes, desc.busFactor(nranks_));
-  for (size_t p = 0; p < peers_.size(); ++p)
+  for (size_t p = 0; p < peers_.size(); ++p) {
     if (sideOf[p]) fillMeasure(row.peers[p], times[sideOf[p]], bytes, desc.busFactor(nranks_));
-  if (inPlace) fillMeasure(row.inPlace, times.back(), bytes, desc.busFactor(nranks_));
+    if (inPlaceSideOf[p])
+      fillMeasure(row.peersInPlace[p], times[inPlaceSideOf[p]], bytes, desc.busFactor(nranks_));
+  }
+  if (inPlace) fillMeasure(row.inPlace, times[weftInPlaceSide], bytes, desc.busFactor(nranks_));
 
   // The buffers are shared: each library's check starts from fresh inputs and a poisoned output.
   if (options_.check) {
@@ -315,8 +349,10 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
     poisonOutput(ctx, args.recvbuff, counts.recvCount);
     weftCheck(desc.call(args), desc.name, rank_);
     row.outOfPlace.wrong = sumOverRanks(static_cast<long long>(countWrong(ctx, args.recvbuff)));
-    for (size_t p = 0; p < peers_.size(); ++p)
-      if (sideOf[p]) row.peers[p].wrong = checkPeer(*peers_[p], desc, row, counts);
+    for (size_t p = 0; p < peers_.size(); ++p) {
+      if (sideOf[p]) row.peers[p].wrong = checkPeer(*peers_[p], desc, row, counts, false);
+      if (inPlaceSideOf[p]) row.peersInPlace[p].wrong = checkPeer(*peers_[p], desc, row, counts, true);
+    }
     if (inPlace) {
       fillInput(ctx, const_cast<void*>(inPlaceArgs.sendbuff), counts.sendCount);
       weftCheck(desc.call(inPlaceArgs), desc.name, rank_);

@@ -22,7 +22,8 @@ namespace commperf {
 void weftCheck(weftResult_t result, const char* what, int rank);
 
 // One call of a peer (or its prepare step); on failure prints the peer's message and aborts the job.
-void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, bool prepare = false);
+enum class PeerStep { kCall, kCallInPlace, kPrepare };
+void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, PeerStep step = PeerStep::kCall);
 
 // One library's timed unit of work (one call, or one group of calls).
 using Side = std::function<void()>;
@@ -63,11 +64,13 @@ struct Row {
   size_t count;  // elements passed to Weft
   weftDataType_t type;
   std::optional<weftRedOp_t> op;
-  int root;                         // -1 when the collective has none
-  Measure outOfPlace;               // Weft
-  Measure inPlace;                  // Weft; not run when there are peers (only out-of-place forms are compared)
-  std::vector<Measure> peers;       // each peer's out-of-place form, in --peer order; empty without peers
-  double ratio(size_t peer) const;  // that peer's time / Weft time (medians); 0 when either is missing
+  int root;                                // -1 when the collective has none
+  Measure outOfPlace;                      // Weft
+  Measure inPlace;                         // Weft; with peers, only with --peer_in_place
+  std::vector<Measure> peers;              // each peer's out-of-place form, in --peer order; empty without peers
+  std::vector<Measure> peersInPlace;       // each peer's in-place form (--peer_in_place; ran = false: none)
+  double ratio(size_t peer) const;         // that peer's time / Weft time (medians); 0 when either is missing
+  double inPlaceRatio(size_t peer) const;  // the same for the in-place forms
 };
 
 // Buffers for Weft's and the peers' calls, from `source` (allocateFrom, before the first allocation; cache-line
@@ -98,7 +101,7 @@ class Bench {
   CallArgs argsFor(const Row& row, const CollCounts& counts, bool inPlace);
   void measureWeft(const Row& row, const CollCounts& counts, bool inPlace, Measure& m);
   void measureWithPeers(Row& row, const CollCounts& counts);
-  long long checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts);
+  long long checkPeer(Peer& peer, const CollDesc& desc, const Row& row, const CollCounts& counts, bool inPlace);
 
   weftComm_t comm_;
   int rank_;

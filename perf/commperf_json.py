@@ -17,6 +17,7 @@ class PeerResult:
     measure: dict | None  # time_us, time_us_min, time_us_max, algbw, busbw, wrong, round_times_us
     skipped: str | None  # why the peer could not run this shape
     ratio: float | None  # peer time / Weft time
+    in_place: dict | None = None  # the peer's in-place form (commperf --peer_in_place), where it has one
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Result:
     redop: str
     weft: dict | None  # Weft's out-of-place measure (the form compared with the peers)
     peers: dict = field(default_factory=dict)  # library -> PeerResult, in the run's --peer order
+    weft_in_place: dict | None = None  # Weft's in-place measure, where timed
 
     def measure(self, library):
         return self.weft if library == "weft" else getattr(self.peers.get(library), "measure", None)
@@ -60,10 +62,10 @@ def _schema3(doc):
     versions = {p["library"]: p.get("version") for p in doc.get("peers") or []}
     results = []
     for row in doc["results"]:
-        entries = {lib: PeerResult(e.get("out_of_place"), e.get("skipped"), e.get("ratio"))
+        entries = {lib: PeerResult(e.get("out_of_place"), e.get("skipped"), e.get("ratio"), e.get("in_place"))
                    for lib, e in (row.get("peers") or {}).items()}
         results.append(Result(row["collective"], row["size"], row["type"], row["redop"], row.get("out_of_place"),
-                              entries))
+                              entries, row.get("in_place")))
     return peers, versions, results
 
 

@@ -46,6 +46,11 @@ class Peer {
   // One out-of-place call, with Weft's buffer conventions (colls.h). Throws PeerError on failure.
   virtual void call(const CollDesc& desc, const CallArgs& args) = 0;
 
+  // Whether the peer has an in-place form of this collective whose data lies where Weft's in-place form
+  // keeps it (args from Bench::argsFor(..., true)); callInPlace runs it (--peer_in_place).
+  virtual bool hasInPlace(const CollDesc& /*desc*/) const { return false; }
+  virtual void callInPlace(const CollDesc& /*desc*/, const CallArgs& /*args*/) {}
+
   // Whether this rank's recvbuff holds a checkable result after call().
   virtual bool checksRank(const CollDesc& desc, int rank, int root) const { return desc.checksRank(rank, root); }
 };

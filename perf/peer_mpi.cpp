@@ -98,6 +98,36 @@ class MpiPeer final : public Peer {
     }
   }
 
+  // MPI_IN_PLACE where the data lies as in Weft's in-place form. Not ReduceScatter: MPI's in-place
+  // MPI_Reduce_scatter_block leaves the result at the buffer's start, Weft's (as NCCL's) at the rank's block.
+  // Not Broadcast: MPI_Bcast has one buffer, so its one form is already the in-place one. (AllToAll and
+  // Send/Recv have no in-place form in weft.h.)
+  bool hasInPlace(const CollDesc& desc) const override {
+    return desc.kind == CollKind::kAllReduce || desc.kind == CollKind::kAllGather ||
+           desc.kind == CollKind::kReduce;
+  }
+
+  void callInPlace(const CollDesc& desc, const CallArgs& a) override {
+    MPI_Datatype type = mpiType(a.type, desc.hasOp);
+    int n = count(a.count, desc.name);
+    int rc = MPI_SUCCESS;
+    switch (desc.kind) {
+      case CollKind::kAllReduce:
+        rc = MPI_Allreduce(MPI_IN_PLACE, a.recvbuff, n, type, mpiOp(a.op), MPI_COMM_WORLD);
+        break;
+      case CollKind::kAllGather:  // this rank's block already at recvbuff + rank * n
+        rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.recvbuff, n, type, MPI_COMM_WORLD);
+        break;
+      case CollKind::kReduce:  // only the root's input is in place
+        rc = MPI_Reduce(a.rank == a.root ? MPI_IN_PLACE : a.sendbuff, a.recvbuff, n, type, mpiOp(a.op), a.root,
+                        MPI_COMM_WORLD);
+        break;
+      default:
+        throw PeerError(algorithm(desc) + ": no in-place form");
+    }
+    check(rc, desc, " (in place)");
+  }
+
   void call(const CollDesc& desc, const CallArgs& a) override {
     MPI_Datatype type = mpiType(a.type, desc.hasOp);
     MPI_Op op = mpiOp(a.op);
@@ -132,14 +162,19 @@ class MpiPeer final : public Peer {
         break;
       }
     }
-    if (rc != MPI_SUCCESS) {
-      char text[MPI_MAX_ERROR_STRING] = {};
-      int length = 0;
-      MPI_Error_string(rc, text, &length);
-      throw PeerError(algorithm(desc) + " failed: " + std::string(text, static_cast<size_t>(length)));
-    }
+    check(rc, desc, "");
   }
 
+ private:
+  void check(int rc, const CollDesc& desc, const char* form) const {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int length = 0;
+    MPI_Error_string(rc, text, &length);
+    throw PeerError(algorithm(desc) + form + " failed: " + std::string(text, static_cast<size_t>(length)));
+  }
+
+ public:
   bool checksRank(const CollDesc& desc, int rank, int root) const override {
     if (desc.kind == CollKind::kBroadcast && rank == root) return false;
     return desc.checksRank(rank, root);

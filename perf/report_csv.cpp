@@ -95,6 +95,9 @@ bool writeCsv(const std::string& path, const Options& options, const RunInfo& in
     for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p) {
       std::string algorithm = coll && p < coll->peers.size() ? coll->peers[p].algorithm : "";
       writeLine(f, row, info, info.peers[p].library, algorithm, "out_of_place", row.peers[p], row.ratio(p));
+      if (p < row.peersInPlace.size() && row.peersInPlace[p].ran)
+        writeLine(f, row, info, info.peers[p].library, algorithm, "in_place", row.peersInPlace[p],
+                  row.inPlaceRatio(p));
     }
   }
   for (const CollSummary& c : results.colls) {

@@ -70,10 +70,13 @@ std::string jsonPeerSummary(const PeerSummary& s) {
 std::string jsonRowPeers(const Row& row, const RunInfo& info) {
   std::string text = "{";
   for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p) {
-    std::string ratio = row.ratio(p) > 0 ? jsonNumber(row.ratio(p)) : "null";
+    auto ratioText = [](double ratio) { return ratio > 0 ? jsonNumber(ratio) : std::string("null"); };
+    const Measure inPlace = p < row.peersInPlace.size() ? row.peersInPlace[p] : Measure{};
     text += std::string(p ? ",\n       " : "") + jsonString(info.peers[p].library) +
             ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) +
-            ", \"skipped\": " + orNull(row.peers[p].skipped) + ", \"ratio\": " + ratio + "}";
+            ", \"skipped\": " + orNull(row.peers[p].skipped) + ", \"ratio\": " + ratioText(row.ratio(p)) +
+            ",\n         \"in_place\": " + jsonMeasure(inPlace) +
+            ", \"in_place_ratio\": " + ratioText(row.inPlaceRatio(p)) + "}";
   }
   return text + "}";
 }

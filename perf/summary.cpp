@@ -26,6 +26,7 @@ void CollSummary::add(const Row& row) {
   ratioValues_.resize(peers.size());
   for (size_t p = 0; p < row.peers.size(); ++p) {
     addMeasure(peers[p], peerSums_[p], row.peers[p]);
+    if (p < row.peersInPlace.size()) addMeasure(peers[p], peerSums_[p], row.peersInPlace[p]);
     if (row.ratio(p) > 0) ratioValues_[p].push_back(row.ratio(p));
   }
 }

@@ -19,6 +19,9 @@ NRANKS = 2
 ROUNDS = 2
 COLLS = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce", "sendrecv"}
 NO_IN_PLACE = {"alltoall", "sendrecv"}  # collectives without an in-place form
+# Where a peer has an in-place form laid out as Weft's (timed with --peer_in_place): MPI_IN_PLACE, except
+# MPI_Reduce_scatter_block's (its result at the buffer's start) and MPI_Bcast (one buffer: its only form).
+PEER_IN_PLACE = {"mpi": {"allreduce", "allgather", "reduce"}}
 CSV_COLUMNS = ["collective", "library", "algorithm", "form", "size", "count", "type", "redop", "root", "ranks",
                "time_us", "time_us_min", "time_us_max", "algbw_gbps", "busbw_gbps", "wrong", "ratio",
                "round_times_us", "skipped"]
@@ -142,7 +145,19 @@ def check_context(doc, peers, nranks, with_bounds):
         expect_type(bounds, "pingpong_roundtrip_us", NUMBER, "bounds", nullable=True)
 
 
-def check_row_peers(row, where, coll, peers, nranks, rounds, per_peer):
+def check_ratio(entry, key, m, weft, at):
+    """entry[key] is m's time / weft's, or null where either is missing."""
+    ratio = expect_type(entry, key, NUMBER, at, nullable=True)
+    if m and weft and weft.get("time_us", 0) > 0:
+        want = m["time_us"] / weft["time_us"]
+        if ratio is None or not close(ratio, want, 1e-4):
+            fail(at, f"{key} {ratio} != peer time / weft time {want}")
+    elif ratio is not None:
+        fail(at, f"{key} without both figures")
+    return ratio
+
+
+def check_row_peers(row, where, coll, peers, nranks, rounds, per_peer, peer_in_place):
     """A result's `peers` object; per_peer[library] collects (measured, ratio) for the summary check."""
     got = expect_type(row, "peers", dict, where)
     if got is None:
@@ -159,7 +174,6 @@ def check_row_peers(row, where, coll, peers, nranks, rounds, per_peer):
             continue
         m = expect_type(entry, "out_of_place", dict, at, nullable=True)
         skipped = expect_type(entry, "skipped", str, at, nullable=True)
-        ratio = expect_type(entry, "ratio", NUMBER, at, nullable=True)
         if (m is None) == (skipped is None):
             fail(at, "needs either figures or the reason it was skipped, not both or neither")
         check_measure(m, at, coll, nranks, rounds)
@@ -167,14 +181,20 @@ def check_row_peers(row, where, coll, peers, nranks, rounds, per_peer):
             measures += 1
             if (m.get("wrong") is None) and weft.get("wrong") is not None:
                 fail(at, "Weft was checked but this peer was not")
-        if m and weft.get("time_us", 0) > 0:
-            want = m["time_us"] / weft["time_us"]
-            if ratio is None or not close(ratio, want, 1e-4):
-                fail(at, f"ratio {ratio} != {library} time / weft time {want}")
-        elif ratio is not None:
-            fail(at, "a ratio without both figures")
+        ratio = check_ratio(entry, "ratio", m, weft, at)
+        in_place = expect_type(entry, "in_place", dict, at, nullable=True)
+        check_measure(in_place, f"{at}.in_place", coll, nranks, rounds)
+        expected = peer_in_place and m is not None and coll in PEER_IN_PLACE.get(library, set())
+        if (in_place is not None) != expected:
+            fail(at, f"in_place is {'missing' if expected else 'there'}: expected only with --peer_in_place, "
+                     f"for {sorted(PEER_IN_PLACE.get(library, set()))}")
+        check_ratio(entry, "in_place_ratio", in_place, row.get("in_place"), at)
+        if in_place is not None:
+            measures += 1
+            if in_place.get("wrong") is None and (row.get("in_place") or {}).get("wrong") is not None:
+                fail(at, "Weft's in-place form was checked but this peer's was not")
         stats = per_peer.setdefault(coll, {}).setdefault(library, [0, []])
-        stats[0] += m is not None
+        stats[0] += (m is not None) + (in_place is not None)
         if ratio:
             stats[1].append(ratio)
     return measures
@@ -253,7 +273,7 @@ def check_json(doc, peers, nranks, rounds, with_bounds):
             fail(where, "in-place form with peers, without --peer_in_place")
         if peers and peer_in_place and coll not in NO_IN_PLACE and row.get("in_place") is None:
             fail(where, "no in-place form with --peer_in_place")
-        measures += check_row_peers(row, where, coll, peers, nranks, rounds, per_peer)
+        measures += check_row_peers(row, where, coll, peers, nranks, rounds, per_peer, peer_in_place)
     check_summary(doc, peers, per_peer)
     return measures
 
@@ -275,8 +295,9 @@ def check_csv(path, doc, peers):
             if row.get(form):
                 want[key + ("weft", form)] = (row[form]["time_us"], None)
         for library, entry in (row.get("peers") or {}).items():
-            if entry.get("out_of_place"):
-                want[key + (library, "out_of_place")] = (entry["out_of_place"]["time_us"], entry.get("ratio"))
+            for form, ratio in (("out_of_place", "ratio"), ("in_place", "in_place_ratio")):
+                if entry.get(form):
+                    want[key + (library, form)] = (entry[form]["time_us"], entry.get(ratio))
     seen = set()
     for r in rows[1:]:
         if len(r) != len(CSV_COLUMNS):

@@ -106,9 +106,9 @@ Measure skipped(const char* why) {
 TEST(Summary, AveragesPeaksAndRatios) {
   CollSummary summary;
   summary.desc = &coll("allreduce");
-  Row a{summary.desc, 8, 2, weftFloat32, weftSum, -1, measured(10, 1.0, 0), {}, {measured(20, 0.5, 0)}};
-  Row b{summary.desc, 16, 4, weftFloat32, weftSum, -1, measured(10, 3.0, 1), {}, {measured(5, 6.0, 0)}};
-  Row c{summary.desc, 32, 8, weftFloat32, weftSum, -1, measured(10, 2.0, 0), {}, {skipped("n/a")}};
+  Row a{summary.desc, 8, 2, weftFloat32, weftSum, -1, measured(10, 1.0, 0), {}, {measured(20, 0.5, 0)}, {}};
+  Row b{summary.desc, 16, 4, weftFloat32, weftSum, -1, measured(10, 3.0, 1), {}, {measured(5, 6.0, 0)}, {}};
+  Row c{summary.desc, 32, 8, weftFloat32, weftSum, -1, measured(10, 2.0, 0), {}, {skipped("n/a")}, {}};
   EXPECT_DOUBLE_EQ(a.ratio(0), 2.0);
   EXPECT_DOUBLE_EQ(c.ratio(0), 0.0);
   EXPECT_DOUBLE_EQ(c.ratio(1), 0.0);  // no such peer
@@ -133,12 +133,26 @@ TEST(Summary, EachPeerOnItsOwn) {
   summary.peers.resize(2);
   summary.peers[0].library = "mpi";
   summary.peers[1].library = "gloo";
-  Row a{summary.desc,         8,       2,
-        weftFloat32,          weftSum, -1,
-        measured(10, 1.0, 0), {},      {measured(5, 2.0, 0), measured(40, 0.25, 2)}};
-  Row b{summary.desc,         16,      4,
-        weftFloat16,          weftSum, -1,
-        measured(10, 1.0, 0), {},      {skipped("MPI has no float16/bfloat16 reduction"), measured(10, 1.0, 0)}};
+  Row a{summary.desc,
+        8,
+        2,
+        weftFloat32,
+        weftSum,
+        -1,
+        measured(10, 1.0, 0),
+        {},
+        {measured(5, 2.0, 0), measured(40, 0.25, 2)},
+        {}};
+  Row b{summary.desc,
+        16,
+        4,
+        weftFloat16,
+        weftSum,
+        -1,
+        measured(10, 1.0, 0),
+        {},
+        {skipped("MPI has no float16/bfloat16 reduction"), measured(10, 1.0, 0)},
+        {}};
   EXPECT_DOUBLE_EQ(a.ratio(0), 0.5);
   EXPECT_DOUBLE_EQ(a.ratio(1), 4.0);
   EXPECT_DOUBLE_EQ(b.ratio(0), 0.0);
@@ -154,6 +168,38 @@ TEST(Summary, EachPeerOnItsOwn) {
   EXPECT_NEAR(summary.peers[1].geomeanRatio, 2.0, 1e-12);  // 4.0 and 1.0
   EXPECT_DOUBLE_EQ(summary.peers[1].avgBusBw, 0.625);
   EXPECT_EQ(summary.totalWrong(), 2);
+}
+
+// --peer_in_place: a peer's in-place form counts in its summary like its out-of-place one, and its ratio is
+// against Weft's in-place time; a peer without that form (ran = false) has none.
+TEST(Summary, PeersInPlaceForms) {
+  CollSummary summary;
+  summary.desc = &coll("allgather");
+  Measure none;
+  Row a{summary.desc,
+        8,
+        2,
+        weftFloat32,
+        weftSum,
+        -1,
+        measured(10, 1.0, 0),
+        measured(4, 2.0, 0),
+        {measured(20, 0.5, 0), measured(30, 0.4, 0)},
+        {measured(12, 1.0, 1), none}};
+  EXPECT_DOUBLE_EQ(a.ratio(0), 2.0);
+  EXPECT_DOUBLE_EQ(a.inPlaceRatio(0), 3.0);  // 12 / 4, not 12 / 10
+  EXPECT_DOUBLE_EQ(a.inPlaceRatio(1), 0.0);
+  EXPECT_DOUBLE_EQ(a.inPlaceRatio(2), 0.0);  // no such peer
+  summary.peers.resize(2);
+  summary.add(a);
+  summary.finish();
+  EXPECT_EQ(summary.weft.measured, 2);
+  EXPECT_EQ(summary.peers[0].measured, 2);
+  EXPECT_EQ(summary.peers[0].wrong, 1);
+  EXPECT_DOUBLE_EQ(summary.peers[0].avgBusBw, 0.75);
+  EXPECT_EQ(summary.peers[0].ratios, 1);  // the geometric mean stays out of place, as the table
+  EXPECT_EQ(summary.peers[1].measured, 1);
+  EXPECT_EQ(summary.totalWrong(), 1);
 }
 
 ParseResult parse(std::vector<std::string> args, Options& options) {
