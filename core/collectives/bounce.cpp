@@ -89,7 +89,13 @@ namespace {
 // (float sum, heap buffers, out of place, 2-vCPU AMD EPYC Zen 3, 2026-11-30, two alternating launches per
 // build, Open MPI / Weft in the same launch): np 2 AllReduce 8 MiB 1.75-1.85 -> 2.38-2.45 (Weft 3.6-3.7 ->
 // 2.5-2.7 ms), 32 MiB 2.78-2.88 -> 3.51-3.80, Reduce 8 MiB 1.39-1.51 -> 1.60-1.78; np 4 AllReduce 32 MiB
-// 3.24-3.33 -> 3.40-4.38, Broadcast 8 MiB 1.69-1.70 -> 1.86-1.95.
+// 3.24-3.33 -> 3.40-4.38, Broadcast 8 MiB 1.69-1.70 -> 1.86-1.95. Not in place: there each piece's output
+// lines are the input lines its copy in has just read, still in cache, so ordinary stores hit them and
+// streaming only pushed them out (and the caller's next look at its buffer went to memory). 2-vCPU Xeon, np 2,
+// bounced (WEFT_SHM_CMA_COST=high), commperf --peer_in_place, two alternating launches, in place, Weft in us,
+// streamed -> cached: AllReduce 8 MiB 2184-2380 -> 1382-1389 (Open MPI / Weft 0.66-0.70 -> 0.95-1.01), 32 MiB
+// 9702-10055 -> 6761-7439; Reduce 8 MiB 2484-2519 -> 1399-1618, 32 MiB 9296-10076 -> 7276-8395; out of place
+// alike (perf/results/xeon/bounce_in_place_1202/).
 constexpr size_t kBounceFromBytes = size_t{64} << 10;
 constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 constexpr size_t kWholeInputMostBytes = size_t{4} << 20;
@@ -124,9 +130,10 @@ bool runPiecesThroughBounce(Backend& backend, const Op& op, const CollArgs& args
   // output the collective changes is copied back.
   const bool recvInBounce = bounceOut || (bounceIn && send == recv);
   const bool copyOut = recvInBounce && (op.kind != OpKind::Broadcast || !root);
-  // A Reduce's results are written at its root only.
-  const bool stream =
-      copyOut && streamsResults(bytes, op.kind == OpKind::Reduce ? 1 : static_cast<size_t>(comm.nranks));
+  // A Reduce's results are written at its root only. In place, each piece's output lines were just read by
+  // its copy in and are still in cache, where ordinary stores hit: streaming them would only push them out.
+  const bool stream = copyOut && send != recv &&
+                      streamsResults(bytes, op.kind == OpKind::Reduce ? 1 : static_cast<size_t>(comm.nranks));
   unsigned char* bounce = bounceIn || bounceOut ? laneOf(comm).bounce.reserve(kBouncePieceBytes) : nullptr;
   auto at = [&](auto* base, size_t element) { return base == nullptr ? base : base + element * elementBytes; };
   const size_t pieceCount = kBouncePieceBytes / elementBytes;
