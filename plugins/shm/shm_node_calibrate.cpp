@@ -9,21 +9,23 @@
 // direct won from 256 KiB by 1.1-1.3x with inputs the application had just written (by 1.5x with inputs
 // untouched since the call before, as benchmarks that reuse one buffer see them).
 //
-// The probe: AllReduces (float sum) of kProbeBytes, one bounce piece, in blocks of kBlockCalls calls one way
-// then the other (kBlocks of each, interleaved, after one of each to warm up), the first call of each block
-// untimed: a way pays for what the other left in the caches (alternating call by call, CMA's writes into
-// outputs the bounce had just written itself cost it its lead: 57-66 us against 60-65 on the Xeon, where runs
-// of each took 40-42 against 49-52, as in commperf's loops). Each input is rewritten before its call as an
-// application's would be (lines dirty in this rank's cache: input the peers last read flatters CMA). CMA wins
+// The probe: AllReduces (float sum) of kProbeBytes, bounced piece by piece as core does, in blocks of
+// kBlockCalls calls one way then the other (kBlocks of each, interleaved, after one of each to warm up), the first
+// call of each block untimed: a way pays for what the other left in the caches (alternating call by call, CMA's
+// writes into outputs the bounce had just written itself cost it its lead: 57-66 us against 60-65 on the Xeon,
+// where runs of each took 40-42 against 49-52, as in commperf's loops). Each input is rewritten before its call as
+// an application's would be (lines dirty in this rank's cache: input the peers last read flatters CMA). CMA wins
 // where the direct way's best call took less than kDirectMustWin of the bounced way's: the best, since whatever
 // else runs on the host only adds time (the first collective of a job shares the CPUs with the rest of its start:
 // medians moved by 10 % from launch to launch, the best calls by 2 %); and close calls keep the bounce, so that
-// noise does not flip the choice from run to run where it matters little. On the Xeon the best direct call
-// took 0.80-0.82 of the best bounced one in eight launches out of eight. Rank 0's verdict is broadcast, so every
-// rank decides alike. About 3.5 ms at 2 ranks, once per process and rank count with a node backend whose ranks
-// each have a CPU (ranks sharing CPUs would time the scheduler; they keep the bounce, which won there on the AMD
-// boxes and, on the Xeon, up to 256 KiB, and in this probe forced at np 4 on its 2 vCPUs: best calls 94-261 us
-// bounced against 147-290 by CMA, six launches).
+// noise does not flip the choice from run to run where it matters little. On the first Xeon, timing one
+// piece, the best direct call took 0.80-0.82 of the best bounced one in eight launches out of eight; on the
+// second, timing four, 0.76-0.82 in six of six (one piece: 0.93-1.04, the verdict flipping). Rank 0's verdict
+// is broadcast, so every rank decides alike. About 10 ms at 2 ranks (the first collective of the first
+// communicator: 8-9 ms -> 18-19 ms on the second Xeon; 3.5 ms timing one piece), once per process and rank
+// count with a node backend whose ranks each have a CPU (ranks sharing CPUs would time the scheduler; they keep
+// the bounce, which won there on the AMD boxes and, on the Xeon, up to 256 KiB, and in this probe forced at np 4
+// on its 2 vCPUs: best calls 94-261 us bounced against 147-290 by CMA, six launches).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -37,7 +39,15 @@
 namespace weft::shm {
 namespace {
 
-constexpr size_t kProbeBytes = size_t{512} << 10;  // core's bounce piece (kBouncePieceBytes)
+// Core bounces in pieces of kPieceBytes (kBouncePieceBytes), and the verdict applies from one piece. The probe
+// times four: the bounce's cost per piece (a collective, and so a synchronisation, per piece) shows only over
+// several. On a second 2-vCPU Xeon (Emerald Rapids, 2026-12-02), one piece timed alike both ways (best calls
+// 62-96 us by CMA against 67-121 bounced, either way from launch to launch), while from 1 MiB CMA won every
+// launch, with inputs rewritten before each call (commperf --touch_input, two launches each way, Weft in us,
+// CMA against bounced): 2 MiB 327-328 against 358-384 (in place 242-267 against 336-341), 8 MiB 1554-1746
+// against 1721-1722 (in place 927-1171 against 1339-1367).
+constexpr size_t kPieceBytes = size_t{512} << 10;
+constexpr size_t kProbeBytes = 4 * kPieceBytes;
 // From this size the bounce stays whatever the probe found. On the Xeon, one 16 MiB AllReduce on buffers other
 // work had pushed out of the caches (commperf --fusion's single call, between the other forms' 3 x 32 MiB)
 // took 3.5-3.7 ms by CMA against 2.6-2.7 bounced; at 5-6 MiB CMA still won (606-917 us against 798-1032),
@@ -45,7 +55,7 @@ constexpr size_t kProbeBytes = size_t{512} << 10;  // core's bounce piece (kBoun
 // (2.2 ms against 2.6): large AllReduces in training (gradient buckets) lie somewhere between.
 constexpr size_t kBounceFromBytesAnyway = size_t{16} << 20;
 constexpr int kBlocks = 3;      // of each way, after a block of each to warm up
-constexpr int kBlockCalls = 4;  // the first untimed
+constexpr int kBlockCalls = 3;  // the first untimed
 constexpr double kDirectMustWin = 0.9;
 
 // Rewrites every cache line of the buffer with what it holds: dirty in this CPU's cache, as fresh input is.
@@ -85,7 +95,7 @@ const char* verdictText(bool cmaWins) {
 
 bool NodeComm::prefersPluginMemory(const weftBackendOp_v1& op) const {
   const size_t bytes = op.count * plugin::elementBytes(op.datatype);
-  return !cmaBeatsBounce_ || bytes < kProbeBytes || bytes >= kBounceFromBytesAnyway;
+  return !cmaBeatsBounce_ || bytes < kPieceBytes || bytes >= kBounceFromBytesAnyway;
 }
 
 weftResult_t NodeComm::calibrate() {
@@ -121,15 +131,17 @@ weftResult_t NodeComm::shareRank0(uint64_t* value) {
 
 weftResult_t NodeComm::timeCmaAgainstBounce(uint64_t* verdict) {
   const size_t count = kProbeBytes / sizeof(float);
+  const size_t pieceCount = kPieceBytes / sizeof(float);
   std::vector<float> in(count, 1.0f);
   std::vector<float> out(count);
   // Every rank allocates or fails alike only by luck: each takes part in both ways whatever it got, and a
-  // rank without the buffer bounces through its heap output instead (it then measures CMA both ways, which
-  // can only keep the bounce).
-  SharedBuffer shared(kProbeBytes);
-  float* bounce = shared.data() != nullptr ? shared.data() : out.data();
+  // rank without the buffer bounces through heap memory instead (it then measures CMA both ways, which can
+  // only keep the bounce).
+  SharedBuffer shared(kPieceBytes);
+  std::vector<float> heapLane(shared.data() != nullptr ? 0 : pieceCount);
+  float* bounce = shared.data() != nullptr ? shared.data() : heapLane.data();
   const weftBackendOp_v1 direct{weftCollAllReduce, in.data(), out.data(), count, weftFloat32, weftSum, 0};
-  const weftBackendOp_v1 bounced{weftCollAllReduce, bounce, bounce, count, weftFloat32, weftSum, 0};
+  const weftBackendOp_v1 bounced{weftCollAllReduce, bounce, bounce, pieceCount, weftFloat32, weftSum, 0};
   std::vector<double> directUs;
   std::vector<double> bouncedUs;
   for (int block = -2; block < 2 * kBlocks; ++block) {
@@ -137,9 +149,14 @@ weftResult_t NodeComm::timeCmaAgainstBounce(uint64_t* verdict) {
     for (int call = 0; call < kBlockCalls; ++call) {
       dirtyLines(in);
       const auto start = std::chrono::steady_clock::now();
-      if (!goDirect) std::memcpy(bounce, in.data(), kProbeBytes);
-      if (weftResult_t r = run(goDirect ? direct : bounced); r != weftSuccess) return r;
-      if (!goDirect) std::memcpy(out.data(), bounce, kProbeBytes);
+      if (goDirect) {
+        if (weftResult_t r = run(direct); r != weftSuccess) return r;
+      }
+      for (size_t at = 0; !goDirect && at < count; at += pieceCount) {  // as core bounces: piece by piece
+        std::memcpy(bounce, in.data() + at, kPieceBytes);
+        if (weftResult_t r = run(bounced); r != weftSuccess) return r;
+        std::memcpy(out.data() + at, bounce, kPieceBytes);
+      }
       const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
       if (block >= 0 && call > 0) (goDirect ? directUs : bouncedUs).push_back(took.count());
     }
@@ -151,8 +168,9 @@ weftResult_t NodeComm::timeCmaAgainstBounce(uint64_t* verdict) {
   if (rank_ == 0) {
     logf(logHost_, weftLogInfo,
          "node backend: AllReduce of %zu KiB at %d ranks, fresh inputs: %.1f us by CMA, %.1f bounced through "
-         "mapped memory (best of %d): %s",
-         kProbeBytes >> 10, nranks_, directBest, bouncedBest, kBlocks * (kBlockCalls - 1), verdictText(cmaWins));
+         "mapped memory in %zu KiB pieces (best of %d): %s",
+         kProbeBytes >> 10, nranks_, directBest, bouncedBest, kPieceBytes >> 10, kBlocks * (kBlockCalls - 1),
+         verdictText(cmaWins));
   }
   return weftSuccess;
 }

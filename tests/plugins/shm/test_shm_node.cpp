@@ -249,7 +249,7 @@ INSTANTIATE_TEST_SUITE_P(Settings, CmaCostSetting, ::testing::Values("high", "lo
 // By default the first collective of a communicator whose ranks each have a CPU times both ways and says what
 // it found, once (rank 0); ranks sharing CPUs do not measure.
 TEST(NodeBackend, FirstCollectiveMeasuresOnceWhereRanksHaveCpus) {
-  const std::string line = "node backend: AllReduce of 512 KiB at 2 ranks, fresh inputs: ";
+  const std::string line = "node backend: AllReduce of 2048 KiB at 2 ranks, fresh inputs: ";
   const size_t before = logLinesWith(line);
   bool measures = false;
   {
@@ -266,7 +266,7 @@ TEST(NodeBackend, FirstCollectiveMeasuresOnceWhereRanksHaveCpus) {
     std::vector<std::vector<float>> recv = send;
     checkEveryCollective(g, pointers(send), pointers(recv), 64);
   }
-  EXPECT_EQ(logLinesWith("node backend: AllReduce of 512 KiB at"), logLinesWith(line)) << "measured there too";
+  EXPECT_EQ(logLinesWith("node backend: AllReduce of 2048 KiB at"), logLinesWith(line)) << "measured there too";
   EXPECT_EQ(logLinesWith(line) - before, measures ? 1u : 0u);
 }
 
