@@ -306,14 +306,13 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
     sideOf[p] = sides.size() - 1;
   }
   // The in-place forms (--peer_in_place), Weft's and each peer's that has one, take their turns too; their
-  // input is whatever the last turn left: only timed here. Sides from inPlaceFrom on run on inPlaceArgs.
+  // input is whatever the last turn left: only timed here. Sides from inPlaceFrom on run on inPlaceArgs, Weft's
+  // first.
   const CallArgs inPlaceArgs = argsFor(row, counts, true);
   const bool inPlace = options_.peerInPlace && desc.hasInPlace;
   const size_t inPlaceFrom = sides.size();
-  size_t weftInPlaceSide = 0;
   std::vector<size_t> inPlaceSideOf(peers_.size(), 0);
   if (inPlace) {
-    weftInPlaceSide = sides.size();
     sides.emplace_back([&] { weftCheck(desc.call(inPlaceArgs), desc.name, rank_); });
     row.peersInPlace.resize(peers_.size());
     for (size_t p = 0; p < peers_.size(); ++p) {
@@ -341,7 +340,7 @@ void Bench::measureWithPeers(Row& row, const CollCounts& counts) {
     if (inPlaceSideOf[p])
       fillMeasure(row.peersInPlace[p], times[inPlaceSideOf[p]], bytes, desc.busFactor(nranks_));
   }
-  if (inPlace) fillMeasure(row.inPlace, times[weftInPlaceSide], bytes, desc.busFactor(nranks_));
+  if (inPlace) fillMeasure(row.inPlace, times[inPlaceFrom], bytes, desc.busFactor(nranks_));
 
   // The buffers are shared: each library's check starts from fresh inputs and a poisoned output.
   if (options_.check) {

@@ -165,19 +165,19 @@ class MpiPeer final : public Peer {
     check(rc, desc, "");
   }
 
+  bool checksRank(const CollDesc& desc, int rank, int root) const override {
+    if (desc.kind == CollKind::kBroadcast && rank == root) return false;
+    return desc.checksRank(rank, root);
+  }
+
  private:
+  // Throws PeerError naming the call (and `form`) unless rc is MPI_SUCCESS.
   void check(int rc, const CollDesc& desc, const char* form) const {
     if (rc == MPI_SUCCESS) return;
     char text[MPI_MAX_ERROR_STRING] = {};
     int length = 0;
     MPI_Error_string(rc, text, &length);
     throw PeerError(algorithm(desc) + form + " failed: " + std::string(text, static_cast<size_t>(length)));
-  }
-
- public:
-  bool checksRank(const CollDesc& desc, int rank, int root) const override {
-    if (desc.kind == CollKind::kBroadcast && rank == root) return false;
-    return desc.checksRank(rank, root);
   }
 };
 

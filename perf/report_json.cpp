@@ -68,10 +68,11 @@ std::string jsonPeerSummary(const PeerSummary& s) {
 // A result's peers, keyed by library in --peer order: the measure (null when skipped), why it was skipped
 // (null when it ran) and the ratio peer time / Weft time.
 std::string jsonRowPeers(const Row& row, const RunInfo& info) {
+  static const Measure kNotRun;
+  auto ratioText = [](double ratio) { return ratio > 0 ? jsonNumber(ratio) : std::string("null"); };
   std::string text = "{";
   for (size_t p = 0; p < row.peers.size() && p < info.peers.size(); ++p) {
-    auto ratioText = [](double ratio) { return ratio > 0 ? jsonNumber(ratio) : std::string("null"); };
-    const Measure inPlace = p < row.peersInPlace.size() ? row.peersInPlace[p] : Measure{};
+    const Measure& inPlace = p < row.peersInPlace.size() ? row.peersInPlace[p] : kNotRun;
     text += std::string(p ? ",\n       " : "") + jsonString(info.peers[p].library) +
             ": {\"out_of_place\": " + jsonMeasure(row.peers[p]) +
             ", \"skipped\": " + orNull(row.peers[p].skipped) + ", \"ratio\": " + ratioText(row.ratio(p)) +
