@@ -912,7 +912,9 @@ TEST_P(DirectCopies, ReadEachPeerAsItArrives) {
   NodeGroup g(kRanks);
   if (logLinesWith("CMA not available") > 0) GTEST_SKIP() << "CMA is not available here: no direct path";
   const size_t sendCount = coll == weftCollAllToAll ? kRanks * kBlock : kBlock;
-  auto value = [](int rank, size_t i) { return static_cast<float>((static_cast<size_t>(rank) * 31 + i) % 997) + 1.0f; };
+  auto value = [](int rank, size_t i) {
+    return static_cast<float>((static_cast<size_t>(rank) * 31 + i) % 997) + 1.0f;
+  };
   std::vector<std::vector<float>> send(kRanks, std::vector<float>(sendCount));
   std::vector<std::vector<float>> recv(kRanks, std::vector<float>(kRanks * kBlock, 0.0f));
   for (int r = 0; r < kRanks; ++r) {
