@@ -46,7 +46,12 @@ void copyPart(void* to, const void* from, size_t bytes) {
 // and receive buffers in turn; fused group in us, 2-vCPU AMD EPYC Zen 3 with a 32 MiB L3, 2026-11-30, alternating
 // launches): 1000 x 4 KiB, np 4 4561-4967 -> 3723-4360, np 2 1753-1810 -> 1405-1686; but 250 x 4 KiB at np 2
 // (2 MB together) 194-283 -> 244-248 and 64 x 4 KiB 47-51 -> 60-78, and at np 4 250 x 4 KiB (4 MB) only
-// 714-736 -> 607-645.
+// 714-736 -> 607-645. Not the results of calls in place: their output lines are the input lines the packing
+// of the same piece has just read, still in cache, where ordinary stores hit (as core's bounce, see
+// core/collectives/bounce.cpp). 1000 x 16 KiB in place, heap buffers, inputs rewritten before each group
+// (perf/probes/fused_in_place.c; second 2-vCPU Xeon, 2026-12-02, three alternating launches, median group in
+// us), streamed -> cached: np 2 5176-5619 -> 2728-3015, np 4 9976-10564 -> 8874-9150; out of place alike
+// (perf/results/xeon/fused_in_place_1202/).
 bool streamsFusedResults(const Op& op) {
   return streamsResults(op.args.count * dataTypeSize(op.args.type), static_cast<size_t>(op.comm->nranks));
 }
@@ -177,6 +182,7 @@ void runListInPieces(Backend& backend, const Op& op) {
     unsigned char* to;
     const unsigned char* from;
     size_t bytes;
+    bool inPlace;  // `to` is the part's input too (see streamsFusedResults)
   };
   std::vector<CopyBack> copyBacks;
   const bool stream = streamsFusedResults(op);
@@ -202,7 +208,7 @@ void runListInPieces(Backend& backend, const Op& op) {
       if (bounce == nullptr) bounce = fusionBuffer(comm, 0, pieceBytes);
       unsigned char* slot = bounce + to * elem;
       copyBytes(slot, send, bytes);
-      copyBacks.push_back({recv, slot, bytes});
+      copyBacks.push_back({recv, slot, bytes, recv == send});
       if (lastBounced) {
         buffers.back().count += len;
       } else {
@@ -211,7 +217,7 @@ void runListInPieces(Backend& backend, const Op& op) {
       lastBounced = true;
     });
     runListOnBackend(backend, op, hi - lo, buffers);
-    for (const CopyBack& c : copyBacks) (stream ? streamBytes : copyBytes)(c.to, c.from, c.bytes);
+    for (const CopyBack& c : copyBacks) (stream && !c.inPlace ? streamBytes : copyBytes)(c.to, c.from, c.bytes);
   }
   if (stream) streamFence();
   finishFusedAverages(op);
@@ -323,7 +329,7 @@ void runFused(const Op& op) {
     if (packedOut == nullptr) continue;
     forEachPart(members, cursor, lo, hi, [&](const Op& m, size_t at, size_t from, size_t len) {
       auto* to = static_cast<unsigned char*>(m.args.recvbuff);
-      if (stream) return streamBytes(to + at * elem, packedOut + from * elem, len * elem);
+      if (stream && to != m.args.sendbuff) return streamBytes(to + at * elem, packedOut + from * elem, len * elem);
       if (op.kind != OpKind::AllGather) return copyPart(to + at * elem, packedOut + from * elem, len * elem);
       for (size_t r = 0; r < ranks; ++r) {
         copyPart(to + (r * m.args.count + at) * elem, packedOut + (r * n + from) * elem, len * elem);
