@@ -95,7 +95,10 @@ namespace {
 // bounced (WEFT_SHM_CMA_COST=high), commperf --peer_in_place, two alternating launches, in place, Weft in us,
 // streamed -> cached: AllReduce 8 MiB 2184-2380 -> 1382-1389 (Open MPI / Weft 0.66-0.70 -> 0.95-1.01), 32 MiB
 // 9702-10055 -> 6761-7439; Reduce 8 MiB 2484-2519 -> 1399-1618, 32 MiB 9296-10076 -> 7276-8395; out of place
-// alike (perf/results/xeon/bounce_in_place_1202/).
+// alike (perf/results/xeon/bounce_in_place_1202/). A Reduce's non-roots in place copied their lane buffer
+// back too, unchanged, until 2026-12-02: np 4 on the 2 vCPUs, two alternating launches, in place, Weft in us,
+// 128 KiB 51-62 -> 36, 512 KiB 186-217 -> 145-168, 2 MiB 956-1086 -> 711-733, 4 MiB 1953-2037 -> 1374-1645
+// (perf/results/xeon/reduce_in_place_1202/).
 constexpr size_t kBounceFromBytes = size_t{64} << 10;
 constexpr size_t kBouncePieceBytes = size_t{512} << 10;
 constexpr size_t kWholeInputMostBytes = size_t{4} << 20;
@@ -127,9 +130,10 @@ bool runPiecesThroughBounce(Backend& backend, const Op& op, const CollArgs& args
   const bool bounceIn = peersRead && !isHostMemory(send, bytes);
   const bool bounceOut = peersWrite && !isHostMemory(recv, bytes);
   // In place, a bounced input is the output too: the piece runs in place in the lane buffer, and only an
-  // output the collective changes is copied back.
+  // output the collective changes (the one its peers write) is copied back: not a Broadcast root's, nor a
+  // Reduce's non-roots', whose lane the piece leaves as their input was.
   const bool recvInBounce = bounceOut || (bounceIn && send == recv);
-  const bool copyOut = recvInBounce && (op.kind != OpKind::Broadcast || !root);
+  const bool copyOut = recvInBounce && peersWrite;
   // A Reduce's results are written at its root only. In place, each piece's output lines were just read by
   // its copy in and are still in cache, where ordinary stores hit: streaming them would only push them out.
   const bool stream = copyOut && send != recv &&
