@@ -151,11 +151,12 @@ weftResult_t NodeComm::timeCmaAgainstBounce(uint64_t* verdict) {
       const auto start = std::chrono::steady_clock::now();
       if (goDirect) {
         if (weftResult_t r = run(direct); r != weftSuccess) return r;
-      }
-      for (size_t at = 0; !goDirect && at < count; at += pieceCount) {  // as core bounces: piece by piece
-        std::memcpy(bounce, in.data() + at, kPieceBytes);
-        if (weftResult_t r = run(bounced); r != weftSuccess) return r;
-        std::memcpy(out.data() + at, bounce, kPieceBytes);
+      } else {
+        for (size_t at = 0; at < count; at += pieceCount) {  // as core bounces: piece by piece
+          std::memcpy(bounce, in.data() + at, kPieceBytes);
+          if (weftResult_t r = run(bounced); r != weftSuccess) return r;
+          std::memcpy(out.data() + at, bounce, kPieceBytes);
+        }
       }
       const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
       if (block >= 0 && call > 0) (goDirect ? directUs : bouncedUs).push_back(took.count());

@@ -206,9 +206,12 @@ int cpusHere() {
   return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 }
 
-// Whether a 2-rank group here chooses between CMA and the bounce: each rank has a CPU and CMA works (a
-// seccomp profile may forbid process_vm_readv; the plugin then says so at init). Valid once a group exists.
-bool twoRanksChoose() { return cpusHere() >= 2 && logLinesWith("CMA not available") == 0; }
+// Whether process_vm_readv works here (a seccomp profile may forbid it; the plugin then says so at init). Valid
+// once a group exists.
+bool cmaWorksHere() { return logLinesWith("CMA not available") == 0; }
+
+// Whether a 2-rank group here chooses between CMA and the bounce: each rank has a CPU and CMA works.
+bool twoRanksChoose() { return cpusHere() >= 2 && cmaWorksHere(); }
 
 // The advice extension: whether Weft should bounce an AllReduce through plugin memory. WEFT_SHM_CMA_COST=high
 // always says yes, low says no from one bounce piece (512 KiB) where every rank has a CPU, measure says what
@@ -910,7 +913,7 @@ TEST_P(DirectCopies, ReadEachPeerAsItArrives) {
   constexpr int kRanks = 3;
   constexpr size_t kBlock = 65536;  // floats: 256 KiB blocks, direct for both collectives
   NodeGroup g(kRanks);
-  if (logLinesWith("CMA not available") > 0) GTEST_SKIP() << "CMA is not available here: no direct path";
+  if (!cmaWorksHere()) GTEST_SKIP() << "CMA is not available here: no direct path";
   const size_t sendCount = coll == weftCollAllToAll ? kRanks * kBlock : kBlock;
   auto value = [](int rank, size_t i) {
     return static_cast<float>((static_cast<size_t>(rank) * 31 + i) % 997) + 1.0f;
