@@ -283,7 +283,8 @@ long long Bench::checkPeer(Peer& peer, const CollDesc& desc, const Row& row, con
   if (!inPlace) poisonOutput(ctx, args.recvbuff, counts.recvCount);
   peerCall(peer, desc, args, rank_, inPlace ? PeerStep::kCallInPlace : PeerStep::kCall);
   bool checks = peer.checksRank(desc, rank_, options_.root);
-  return sumOverRanks(checks ? static_cast<long long>(countWrong(ctx, args.recvbuff)) : 0);
+  const void* result = inPlace ? peer.inPlaceResult(desc, args) : args.recvbuff;
+  return sumOverRanks(checks ? static_cast<long long>(countWrong(ctx, result)) : 0);
 }
 
 void Bench::measureWithPeers(Row& row, const CollCounts& counts) {

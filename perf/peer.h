@@ -50,6 +50,9 @@ class Peer {
   // keeps it (args from Bench::argsFor(..., true)); callInPlace runs it (--peer_in_place).
   virtual bool hasInPlace(const CollDesc& /*desc*/) const { return false; }
   virtual void callInPlace(const CollDesc& /*desc*/, const CallArgs& /*args*/) {}
+  // Where callInPlace leaves this rank's result: recvbuff, unless the peer's in-place form puts it elsewhere
+  // in the same buffer.
+  virtual const void* inPlaceResult(const CollDesc& /*desc*/, const CallArgs& args) const { return args.recvbuff; }
 
   // Whether this rank's recvbuff holds a checkable result after call().
   virtual bool checksRank(const CollDesc& desc, int rank, int root) const { return desc.checksRank(rank, root); }

@@ -98,13 +98,12 @@ class MpiPeer final : public Peer {
     }
   }
 
-  // MPI_IN_PLACE where the data lies as in Weft's in-place form. Not ReduceScatter: MPI's in-place
-  // MPI_Reduce_scatter_block leaves the result at the buffer's start, Weft's (as NCCL's) at the rank's block.
-  // Not Broadcast: MPI_Bcast has one buffer, so its one form is already the in-place one. (AllToAll and
-  // Send/Recv have no in-place form in weft.h.)
+  // MPI_IN_PLACE, for the collectives whose in-place form reads its input where Weft's does. Not Broadcast:
+  // MPI_Bcast has one buffer, so its one form is already the in-place one. (AllToAll and Send/Recv have no
+  // in-place form in weft.h.)
   bool hasInPlace(const CollDesc& desc) const override {
     return desc.kind == CollKind::kAllReduce || desc.kind == CollKind::kAllGather ||
-           desc.kind == CollKind::kReduce;
+           desc.kind == CollKind::kReduce || desc.kind == CollKind::kReduceScatter;
   }
 
   void callInPlace(const CollDesc& desc, const CallArgs& a) override {
@@ -118,6 +117,10 @@ class MpiPeer final : public Peer {
       case CollKind::kAllGather:  // this rank's block already at recvbuff + rank * n
         rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.recvbuff, n, type, MPI_COMM_WORLD);
         break;
+      case CollKind::kReduceScatter:  // the whole input at sendbuff, as Weft's; the result lands at its start
+        rc = MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(a.sendbuff), n, type, mpiOp(a.op),
+                                      MPI_COMM_WORLD);
+        break;
       case CollKind::kReduce:  // only the root's input is in place
         rc = MPI_Reduce(a.rank == a.root ? MPI_IN_PLACE : a.sendbuff, a.recvbuff, n, type, mpiOp(a.op), a.root,
                         MPI_COMM_WORLD);
@@ -126,6 +129,12 @@ class MpiPeer final : public Peer {
         throw PeerError(algorithm(desc) + ": no in-place form");
     }
     check(rc, desc, " (in place)");
+  }
+
+  // Weft's in-place ReduceScatter (as NCCL's) leaves the result at the rank's own block of the input, MPI's
+  // at the input's start.
+  const void* inPlaceResult(const CollDesc& desc, const CallArgs& args) const override {
+    return desc.kind == CollKind::kReduceScatter ? args.sendbuff : args.recvbuff;
   }
 
   void call(const CollDesc& desc, const CallArgs& a) override {

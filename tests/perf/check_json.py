@@ -19,9 +19,9 @@ NRANKS = 2
 ROUNDS = 2
 COLLS = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce", "sendrecv"}
 NO_IN_PLACE = {"alltoall", "sendrecv"}  # collectives without an in-place form
-# Where a peer has an in-place form laid out as Weft's (timed with --peer_in_place): MPI_IN_PLACE, except
-# MPI_Reduce_scatter_block's (its result at the buffer's start) and MPI_Bcast (one buffer: its only form).
-PEER_IN_PLACE = {"mpi": {"allreduce", "allgather", "reduce"}}
+# Where a peer has an in-place form (timed with --peer_in_place): MPI_IN_PLACE, except MPI_Bcast (one buffer:
+# its only form).
+PEER_IN_PLACE = {"mpi": {"allreduce", "allgather", "reducescatter", "reduce"}}
 CSV_COLUMNS = ["collective", "library", "algorithm", "form", "size", "count", "type", "redop", "root", "ranks",
                "time_us", "time_us_min", "time_us_max", "algbw_gbps", "busbw_gbps", "wrong", "ratio",
                "round_times_us", "skipped"]
