@@ -2,6 +2,7 @@
 // has its own lines, named in the library column). The run's context (command line, versions, settings,
 // bounds) comes first and the nccl-tests-like footer last, both as '#' comment lines, which CSV readers skip
 // with comment='#'.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -30,8 +31,8 @@ std::string csvNumber(double value) {
 
 // Comment lines must stay one line each.
 std::string oneLine(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return text;
 }
 
@@ -43,16 +44,17 @@ void writeLine(std::FILE* f, const Row& row, const RunInfo& info, const std::str
     if (!rounds.empty()) rounds += ';';
     rounds += csvNumber(us);
   }
-  std::string wrong = m.wrong < 0 ? "" : std::to_string(m.wrong);
   std::fprintf(f, "%s,%s,%s,%s,%zu,%zu,%s,%s,%d,%d,", row.desc->name, library.c_str(), field(algorithm).c_str(),
                form, row.size, row.count, typeName(row.type), row.op ? opName(*row.op) : "none", row.root,
                info.nranks);
-  if (m.ran)
+  if (m.ran) {
+    const std::string wrong = m.wrong < 0 ? "" : std::to_string(m.wrong);
     std::fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s,\n", csvNumber(m.timeUs).c_str(), csvNumber(m.minUs).c_str(),
                  csvNumber(m.maxUs).c_str(), csvNumber(m.algBw).c_str(), csvNumber(m.busBw).c_str(), wrong.c_str(),
                  ratio > 0 ? csvNumber(ratio).c_str() : "", rounds.c_str());
-  else
+  } else {
     std::fprintf(f, ",,,,,,,,%s\n", field(m.skipped).c_str());
+  }
 }
 
 }  // namespace
@@ -86,9 +88,9 @@ bool writeCsv(const std::string& path, const Options& options, const RunInfo& in
       "collective,library,algorithm,form,size,count,type,redop,root,ranks,time_us,time_us_min,time_us_max,"
       "algbw_gbps,busbw_gbps,wrong,ratio,round_times_us,skipped\n");
   for (const Row& row : results.rows) {
-    const CollSummary* coll = nullptr;
-    for (const CollSummary& c : results.colls)
-      if (c.desc == row.desc) coll = &c;
+    const auto found = std::find_if(results.colls.begin(), results.colls.end(),
+                                    [&](const CollSummary& c) { return c.desc == row.desc; });
+    const CollSummary* coll = found == results.colls.end() ? nullptr : &*found;
     std::string weftAlgorithm = coll ? coll->weftAlgorithm : "default";
     writeLine(f, row, info, "weft", weftAlgorithm, "out_of_place", row.outOfPlace, 0);
     if (row.inPlace.ran) writeLine(f, row, info, "weft", weftAlgorithm, "in_place", row.inPlace, 0);

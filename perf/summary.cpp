@@ -1,6 +1,7 @@
 #include "summary.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "stats.h"
 
@@ -43,9 +44,8 @@ void CollSummary::finish() {
 }
 
 long long CollSummary::totalWrong() const {
-  long long wrong = weft.wrong;
-  for (const PeerSummary& s : peers) wrong += s.wrong;
-  return wrong;
+  return std::accumulate(peers.begin(), peers.end(), weft.wrong,
+                         [](long long sum, const PeerSummary& s) { return sum + s.wrong; });
 }
 
 }  // namespace commperf

@@ -15,6 +15,7 @@
 #ifndef WEFT_PLUGINS_SHM_RING_H
 #define WEFT_PLUGINS_SHM_RING_H
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -117,13 +118,13 @@ class Ring {
   // Copies n bytes to or from stream position pos, wrapping at the end of the ring.
   void copyIn(uint64_t pos, const void* src, size_t n) const {
     size_t offset = pos & (capacity_ - 1);
-    size_t first = n < capacity_ - offset ? n : capacity_ - offset;
+    const size_t first = std::min(n, capacity_ - offset);
     copyBytes(data_ + offset, src, first);
     if (first < n) copyBytes(data_, static_cast<const unsigned char*>(src) + first, n - first);
   }
   void copyOut(uint64_t pos, void* dst, size_t n) const {
     size_t offset = pos & (capacity_ - 1);
-    size_t first = n < capacity_ - offset ? n : capacity_ - offset;
+    const size_t first = std::min(n, capacity_ - offset);
     copyBytes(dst, data_ + offset, first);
     if (first < n) copyBytes(static_cast<unsigned char*>(dst) + first, data_, n - first);
   }
