@@ -41,6 +41,9 @@ const std::vector<Variable>& variables() {
       {"WEFT_SOCKET_PAIR", "1",
        "tcp: 1 lets the two directions between two ranks share one socket (small exchanges faster); 0 keeps "
        "a socket per direction (large simultaneous Send/Recv faster)"},
+      {"WEFT_SOCKET_CONGESTION", "auto",
+       "tcp: auto (connections with both ends on this host get cubic, else reno, where the host's choice is bbr), "
+       "host (the host's choice everywhere) or a congestion control's name for every socket"},
       {"WEFT_SOCKET_DEAD_PEER", "8",
        "tcp: seconds after which a peer host that stopped answering (keepalive probes, unacknowledged data) "
        "fails its connections; 0: the kernel's defaults (hours)"},
@@ -54,9 +57,10 @@ const std::vector<Variable>& variables() {
        "at most 64K; AllReduce, Reduce: 32K; "
        "a ring of 8 times this per communicator); larger inputs go by CMA (alike on every rank)"},
       {"WEFT_SHM_CMA_COST", "measure",
-       "shm: measure (the first collective of a node backend whose ranks each have a CPU times a 512K "
-       "AllReduce by CMA against bounced through mapped memory; AllReduces and Reduces of 512K-16M bounce only if "
-       "that won), high (always bounce) or low (no bounce where every rank has a CPU); alike on every rank"},
+       "shm: measure (the first collective of a node backend whose ranks each have a CPU times a 2M "
+       "AllReduce by CMA against bounced through mapped memory in 512K pieces; AllReduces and Reduces of 512K-16M "
+       "bounce only if that won), high (always bounce) or low (no bounce where every rank has a CPU); alike on "
+       "every rank"},
       {"WEFT_SHM_REDUCE_ALL_BYTES", "16384",
        "shm node backend: AllReduce up to this size is reduced whole by every rank (one step)"},
       {"WEFT_CHECK", "0",

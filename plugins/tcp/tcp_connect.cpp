@@ -56,6 +56,8 @@ weftResult_t advance(Context* ctx, PendingConnect& pc) {
           logf(ctx->host(), weftLogError, "connect to %s: %s", formatAddress(pc.addr).c_str(), error.c_str());
           return weftSystemError;
         }
+        ctx->chooseCongestionFor(fd, "connection with " + formatAddress(pc.addr),
+                                 isThisHost(pc.addr, ctx->iface().addr));
         try {
           pc.socket = std::make_unique<PolledSocket>(ctx, fd, POLLOUT);
         } catch (...) {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <utility>
 
+#include "tcp_log.h"
 #include "tcp_setup.h"
 #include "tcp_socket.h"
 
@@ -101,6 +102,24 @@ void Context::waitReady(int timeoutUs) {
   epoll_event ready[16];
   // Readiness is level-triggered and re-checked by the caller's progress, so the events are not needed.
   epoll_pwait2(epollFd_, ready, 16, &timeout, nullptr);
+}
+
+namespace {
+
+void logCongestion(const weftPluginHost_v1* host, const std::string& what, const CongestionApplied& applied) {
+  if (applied.change.empty()) return;
+  logf(host, applied.refused ? weftLogWarn : weftLogDebug, "%s: congestion control %s", what.c_str(),
+       applied.change.c_str());
+}
+
+}  // namespace
+
+void Context::chooseCongestionFor(int fd, const std::string& what, bool withinHost) const {
+  logCongestion(host_, what, chooseCongestion(fd, congestion, hostCongestion, withinHost));
+}
+
+void Context::restoreCongestionBetweenHosts(int fd, const std::string& peer) const {
+  logCongestion(host_, "connection with " + peer, restoreBetweenHosts(fd, congestion, hostCongestion));
 }
 
 }  // namespace weft::tcp

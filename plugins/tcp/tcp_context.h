@@ -5,9 +5,11 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "tcp_congestion.h"
 #include "tcp_iface.h"
 #include "weft/plugin.h"
 
@@ -66,6 +68,12 @@ class Context {
 
   // WEFT_SOCKET_PAIR: whether connectPaired may share one socket between the two directions of a pair.
   bool pairSockets = true;
+  // WEFT_SOCKET_CONGESTION (tcp_congestion.h) and what a new socket gets on this host.
+  CongestionSetting congestion;
+  std::string hostCongestion;
+  // chooseCongestion and restoreBetweenHosts on a socket (`what`: its peer, or "listener"), logged.
+  void chooseCongestionFor(int fd, const std::string& what, bool withinHost) const;
+  void restoreCongestionBetweenHosts(int fd, const std::string& peer) const;
 
   // Connections being set up by connect(), found again by handle, token and connector id.
   std::mutex connectMutex;

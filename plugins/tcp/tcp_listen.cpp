@@ -130,6 +130,7 @@ weftResult_t listenOn(Context* ctx, uint64_t jobToken, unsigned char* handle, Li
     logf(ctx->host(), weftLogError, "listen: %s", error.c_str());
     return weftSystemError;
   }
+  ctx->chooseCongestionFor(fd, "listener", true);
   sockaddr_storage addr = iface.addr;
   socklen_t len = iface.addrLen;
   if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0 || listen(fd, SOMAXCONN) != 0 ||
@@ -168,6 +169,7 @@ weftResult_t progressHellos(ListenComm* l) {
       return weftSystemError;
     }
     setNoDelay(fd);
+    ctx->restoreCongestionBetweenHosts(fd, formatAddress(peer));
     std::unique_ptr<PendingAccept> p;
     try {
       p = std::make_unique<PendingAccept>(ctx, fd, peer, Clock::now() + kHelloTimeout);

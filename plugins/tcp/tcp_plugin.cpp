@@ -85,6 +85,13 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
       }
       pairSockets = *pair == '1';
     }
+    CongestionSetting congestion;
+    if (const char* cc = config("WEFT_SOCKET_CONGESTION"); !parseCongestion(cc, &congestion)) {
+      logf(host, weftLogError,
+           "init: WEFT_SOCKET_CONGESTION=%s is not auto, host or a congestion control's name (cubic, reno, bbr)",
+           cc);
+      return weftInvalidArgument;
+    }
     const char* ifname = config("WEFT_SOCKET_IFNAME");
     Interface iface;
     std::string error;
@@ -99,6 +106,8 @@ weftResult_t tcpInit(const weftPluginHost_v1* host, void** ctx) {
          ifname != nullptr && *ifname != '\0' ? ifname : "");
     auto* context = new Context(host, std::move(iface), bufferBytes, deadPeerSeconds);
     context->pairSockets = pairSockets;
+    context->congestion = congestion;
+    context->hostCongestion = hostCongestion();
     *ctx = context;
     return weftSuccess;
   });

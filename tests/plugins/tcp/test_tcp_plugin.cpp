@@ -506,6 +506,10 @@ TEST_F(TcpPluginInit, BadSettingsFail) {
   EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument);
   EXPECT_TRUE(logContains("WEFT_SOCKET_PAIR=yes is not 0 or 1"));
   unsetenv("WEFT_SOCKET_PAIR");
+  setenv("WEFT_SOCKET_CONGESTION", "cubic,reno", 1);
+  EXPECT_EQ(gPlugin->init(&kHost, &ctx), weftInvalidArgument);
+  EXPECT_TRUE(logContains("WEFT_SOCKET_CONGESTION=cubic,reno is not auto, host or a congestion control's name"));
+  unsetenv("WEFT_SOCKET_CONGESTION");
 }
 
 TEST_F(TcpPluginInit, DefaultInterfaceWorks) {
