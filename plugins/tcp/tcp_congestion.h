@@ -2,10 +2,10 @@
 //
 // Between two ends on one host the loopback has no congestion to control, yet the host's choice still runs on
 // every segment. With bbr (the default on some hosts; Debian's is cubic) a connection paces itself to its
-// estimate of the path's rate, sending from timers, and on the 2-vCPU Xeon guest of 2026-12-02 that estimate
-// fell to half of what the loopback carries after a few hundred large calls, in most launches whose ranks
-// were not bound to CPUs, and stayed there (perf/README.md, "Congestion control on the loopback"). cubic and
-// reno send as fast as the receiver takes. So by default a socket whose connections have both ends on this
+// estimate of the path's rate, sending from timers, and on the 2-vCPU Xeon guest of 2026-12-02 large calls
+// took twice as long after some hundreds of them, in most launches whose ranks were not bound to CPUs, and
+// stayed so (perf/README.md, "Congestion control on the loopback"). cubic and reno do not pace: they send as
+// much as their window allows. So by default a socket whose connections have both ends on this
 // host does not get bbr: it gets cubic, or reno where cubic is not allowed (net.ipv4.
 // tcp_allowed_congestion_control, unless the process may change network settings); connections between
 // hosts keep what the host chose.
