@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "stats.h"
+#include "turn_order.h"
 #include "types.h"
 
 namespace commperf {
@@ -65,8 +66,8 @@ void freeBuffer(unsigned char* p) {
   }
 }
 
-// Warm-up first, then the rounds; the side that goes first rotates from round to round (W M G, M G W, G W M,
-// ...), so that none always runs right after the same other one.
+// Warm-up first, then the rounds, the sides taking their turns in a balanced order (turn_order.h: each goes
+// first, and follows each other one, equally often).
 std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, const Options& options, bool pause,
                                             const std::function<void(size_t)>& touch) {
   for (const Side& side : sides)
@@ -75,8 +76,9 @@ std::vector<std::vector<double>> timeRounds(const std::vector<Side>& sides, cons
   size_t nsides = sides.size();
   std::vector<double> local(nsides * rounds), global(nsides * rounds);
   for (int r = 0; r < rounds; ++r) {
+    const std::vector<size_t> order = turnOrder(nsides, static_cast<size_t>(r));
     for (size_t turn = 0; turn < nsides; ++turn) {
-      size_t s = (turn + static_cast<size_t>(r)) % nsides;
+      const size_t s = order[turn];
       // Gloo's background thread keeps a core busy for a while after its last call (measured: Weft's rounds
       // right after Gloo's took a 4 ms scheduler tick more, at 2 ranks on 2 cores); a short sleep lets the
       // previous library's threads go idle before this one's turn.

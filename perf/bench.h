@@ -1,6 +1,7 @@
 // The timing loop. For one collective, size, type and op: warm-up, then R rounds; in each round every library
-// (Weft, then each --peer library) runs k timed iterations, the libraries taking turns and the first one
-// rotating from round to round, so that a burst of noise on a shared machine hits all of them rather than one.
+// (Weft, then each --peer library) runs k timed iterations, the libraries taking turns in an order that changes
+// from round to round (turn_order.h), so that a burst of noise on a shared machine hits all of them rather
+// than one, and none always runs right after the same other one.
 // A round's time is the per-iteration average of the slowest rank; a size's time is the median round, with
 // the min-max spread. Each library is then checked once.
 #pragma once
@@ -29,7 +30,7 @@ void peerCall(Peer& peer, const CollDesc& desc, const CallArgs& args, int rank, 
 using Side = std::function<void()>;
 
 // The timing loop the header describes, shared by the sweep (Bench) and --fusion (FusionBench): warm-up, then
-// options.rounds rounds in which every side, in rotating order, sleeps 2 ms (with more than one side, when
+// options.rounds rounds in which every side, in turn_order.h's order, sleeps 2 ms (with more than one side, when
 // `pause`), makes one untimed call and then itersPerRound() timed ones. Seconds per call of each side in
 // each round, max across ranks: result[side][round]. Collective over MPI_COMM_WORLD. With `touch`, touch(side)
 // runs before every call of that side (the untimed one too) and only the calls are timed.

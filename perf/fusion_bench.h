@@ -1,7 +1,7 @@
 // --fusion N:BYTES: N AllReduces (or AllGathers, ReduceScatters: --fusion_coll) of BYTES each, issued between
 // weftGroupStart and weftGroupEnd on N separately allocated buffer pairs (so that the library has to pack them
-// itself), timed four ways with the sweep's machinery (timeRounds: warm-up, rounds taken in turns with a
-// rotating first side, medians and min-max):
+// itself), timed four ways with the sweep's machinery (timeRounds: warm-up, rounds taken in turns in a
+// balanced order, medians and min-max):
 //
 //   fused    the group with weftCommSetFusion(comm, <collective>, auto)
 //   unfused  the same group with weftFusionOff

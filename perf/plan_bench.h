@@ -1,5 +1,5 @@
 // --plan N[:BYTES]: N AllReduces of BYTES each (default 1 KiB) on N separately allocated buffer pairs,
-// timed with the sweep's machinery (timeRounds: warm-up, rounds taken in turns with a rotating first side,
+// timed with the sweep's machinery (timeRounds: warm-up, rounds taken in turns in a balanced order,
 // medians and min-max) in these forms:
 //
 //   plan         one weftPlanLaunch of a plan that recorded the N calls, issued as plain calls
@@ -61,7 +61,7 @@ struct PlanRow {
   double eagerOverPlan() const { return FusionRow::ratio(eager, plan); }
   double planGroupOverEagerGroup() const { return FusionRow::ratio(planGroup, eagerGroup); }
   double peerOverPlan(size_t peer) const { return peer < peers.size() ? FusionRow::ratio(peers[peer], plan) : 0; }
-  long long wrong() const;           // over every checked form
+  long long wrong() const;            // over every checked form
   long long totalMismatches() const;  // plain and group, 0 when not compared
 };
 

@@ -1,5 +1,6 @@
 // commperf's arithmetic and parsing, without MPI or Weft traffic: nccl-tests' bandwidth formulas, buffer
-// counts, round statistics, summaries, option parsing, interface matching, and the bounds' sanity.
+// counts, round statistics, the order of turns, summaries, option parsing, interface matching, and the
+// bounds' sanity.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "options.h"
 #include "stats.h"
 #include "summary.h"
+#include "turn_order.h"
 
 namespace commperf {
 namespace {
@@ -422,6 +424,39 @@ TEST(NetInterface, WeftSocketIfnameRules) {
   NetInterface none;
   EXPECT_FALSE(pickInterface("=no-such-interface", none, error));
   EXPECT_NE(error.find("no-such-interface"), std::string::npos);
+}
+
+// Counted here by brute force over one cycle, not from the construction's algebra.
+TEST(TurnOrder, EverySideFirstAndAfterEveryOtherEquallyOften) {
+  for (size_t n = 1; n <= 9; ++n) {
+    const size_t cycle = turnOrderCycle(n);
+    EXPECT_EQ(cycle % n, 0u) << n;
+    std::vector<size_t> first(n, 0);
+    std::vector<std::vector<size_t>> after(n, std::vector<size_t>(n, 0));  // after[a][b]: b right after a
+    for (size_t round = 0; round < cycle; ++round) {
+      const std::vector<size_t> order = turnOrder(n, round);
+      ASSERT_EQ(order.size(), n);
+      std::vector<bool> seen(n, false);
+      for (size_t side : order) {
+        ASSERT_LT(side, n);
+        EXPECT_FALSE(seen[side]) << "side " << side << " twice in round " << round << " of " << n;
+        seen[side] = true;
+      }
+      ++first[order[0]];
+      for (size_t t = 1; t < n; ++t) ++after[order[t - 1]][order[t]];
+      EXPECT_EQ(order, turnOrder(n, round + cycle)) << "the cycle repeats";
+    }
+    for (size_t a = 0; a < n; ++a) {
+      EXPECT_EQ(first[a], cycle / n) << "side " << a << " of " << n;
+      for (size_t b = 0; b < n; ++b) {
+        // cycle * (n - 1) neighbours spread evenly over the n * (n - 1) ordered pairs.
+        if (a != b) {
+          EXPECT_EQ(after[a][b], cycle / n) << b << " after " << a << " of " << n;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(turnOrder(0, 3).empty());
 }
 
 TEST(Info, WeftAlgoPerCollective) {
