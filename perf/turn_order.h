@@ -6,7 +6,8 @@
 // one (three alternating launches each, 2-vCPU Xeon, 2026-12-02, perf/README.md "Who runs after whom").
 // Rotating one fixed order only changes who goes first: every side keeps the same predecessor. So the rounds
 // follow a Williams design (a balanced Latin square): over a cycle of n rounds (2n when n is odd), every side
-// goes first equally often and follows every other side equally often.
+// goes first equally often and follows every other side equally often within a round (the first turn of a
+// round also comes after the last turn of the round before, a pair the design does not balance).
 #pragma once
 
 #include <cstddef>
