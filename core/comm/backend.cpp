@@ -123,6 +123,15 @@ bool Backend::run(weftCollType_t coll, const CollArgs& args, const char* operati
   return true;
 }
 
+bool Backend::runFromCopy(weftCollType_t coll, const CollArgs& args, const char* operation) {
+  const weftBackendCopiedInputOps_v1* copied = plugin_.backendCopiedInput;
+  if (copied == nullptr) return false;
+  weftBackendOp_v1 op{coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
+  if (plugin_.plugin->backend->supports(bcomm_, &op) == 0) return false;
+  call(operation, [&] { return copied->runFromCopy(bcomm_, &op); });
+  return true;
+}
+
 bool Backend::runList(weftCollType_t coll, const CollArgs& total, std::span<const weftBackendBuffer_v1> buffers,
                       const char* operation) {
   const weftBackendListOps_v1* list = plugin_.backendList;

@@ -38,6 +38,10 @@ class Backend {
   // Runs the collective when the backend accepts it (the decision is the same on every rank) and returns
   // true; false when Weft's own algorithms must run it. Throws the backend's error.
   bool run(weftCollType_t coll, const CollArgs& args, const char* operation);
+  // The same for an in-place call whose input args.sendbuff copies (apart from recvbuff, in the plugin's
+  // memory), when the plugin offers its copied-input extension: the backend leaves this rank's part of
+  // recvbuff, which already holds the input, as it is. False when not offered or not accepted.
+  bool runFromCopy(weftCollType_t coll, const CollArgs& args, const char* operation);
   // The same over a list of buffers (total: the type, op and total count), when the plugin offers its list
   // extension and accepts the operation; false otherwise.
   bool runList(weftCollType_t coll, const CollArgs& total, std::span<const weftBackendBuffer_v1> buffers,

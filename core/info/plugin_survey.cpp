@@ -71,6 +71,7 @@ PluginReport report(const LoadAttempt& attempt, const LoadedPlugin& plugin) {
   if (plugin.transportPair != nullptr) r.extensions.emplace_back(WEFT_TRANSPORT_PAIR_SYMBOL_V1);
   if (plugin.backendList != nullptr) r.extensions.emplace_back(WEFT_BACKEND_LIST_SYMBOL_V1);
   if (plugin.backendAdvice != nullptr) r.extensions.emplace_back(WEFT_BACKEND_ADVICE_SYMBOL_V1);
+  if (plugin.backendCopiedInput != nullptr) r.extensions.emplace_back(WEFT_BACKEND_COPIED_INPUT_SYMBOL_V1);
   if (plugin.memory != nullptr) r.extensions.emplace_back(WEFT_MEMORY_SYMBOL_V1);
   if (plugin.plugin->kind == weftPluginTransport) {
     r.reach = plugin.props.reach == weftReachSameHost ? "same host" : "any host";

@@ -151,7 +151,7 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     dlclose(library);
     return failed(attempt, std::string("init failed: ") + weftGetErrorString(r));
   }
-  loaded = LoadedPlugin{name, path, library, plugin, context, {}, nullptr, nullptr, nullptr, nullptr, nullptr};
+  loaded = LoadedPlugin{name, path, library, plugin, context};  // the extensions: below
   if (plugin->getProperties) plugin->getProperties(context, &loaded.props);
   if (plugin->transport != nullptr) {
     loaded.transportVec = optionalExtension<weftTransportVecOps_v1>(
@@ -166,6 +166,9 @@ LoadAttempt loadPluginFile(const std::string& name, const std::string& path, Loa
     loaded.backendAdvice = optionalExtension<weftBackendAdviceOps_v1>(
         library, name, WEFT_BACKEND_ADVICE_SYMBOL_V1,
         [](const auto& advice) { return advice.prefersPluginMemory != nullptr; });
+    loaded.backendCopiedInput = optionalExtension<weftBackendCopiedInputOps_v1>(
+        library, name, WEFT_BACKEND_COPIED_INPUT_SYMBOL_V1,
+        [](const auto& copied) { return copied.runFromCopy != nullptr; });
   }
   loaded.memory = optionalExtension<weftMemoryOps_v1>(
       library, name, WEFT_MEMORY_SYMBOL_V1, [](const auto& memory) { return memory.alloc && memory.free; });

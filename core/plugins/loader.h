@@ -18,8 +18,9 @@ struct LoadedPlugin {
   const weftPlugin_v1_t* plugin = nullptr;
   void* context = nullptr;  // from plugin->init
   weftTransportProps_v1 props{};
-  const weftBackendListOps_v1* backendList = nullptr;      // the optional list extension of its backend
-  const weftBackendAdviceOps_v1* backendAdvice = nullptr;  // the optional advice of its backend
+  const weftBackendListOps_v1* backendList = nullptr;                // the optional list extension of its backend
+  const weftBackendAdviceOps_v1* backendAdvice = nullptr;            // the optional advice of its backend
+  const weftBackendCopiedInputOps_v1* backendCopiedInput = nullptr;  // its backend's in-place runs from a copy
   const weftTransportVecOps_v1* transportVec = nullptr;    // the optional vectored messages of its transport
   const weftTransportPairOps_v1* transportPair = nullptr;  // the optional one wire both ways of its transport
   const weftMemoryOps_v1* memory = nullptr;                // the optional shared memory (weftMemAlloc)

@@ -227,6 +227,21 @@ typedef struct {
   int (*prefersPluginMemory)(void* bcomm, const weftBackendOp_v1* op);
 } weftBackendAdviceOps_v1;
 
+/* Optional extension of a backend: an in-place call run from a copy of its input, which Weft makes where
+ * the backend prefers its plugin's memory (weftBackendAdviceOps_v1; core/collectives/bounce.cpp): the peers
+ * read the copy, and the backend leaves this rank's part of the output, which already holds the input, as it
+ * is. Without the extension Weft runs such a call out of place from the copy (run), and the backend copies
+ * that part back over itself. A plugin offers it by exporting WEFT_BACKEND_COPIED_INPUT_SYMBOL_V1 next to its
+ * plugin table. Today: AllGather. */
+#define WEFT_BACKEND_COPIED_INPUT_SYMBOL_V1 "weftBackendCopiedInput_v1"
+typedef struct {
+  unsigned int abiVersion; /* must be 1 for this struct */
+  /* Runs op, which supports accepts, with op->sendbuff a copy (apart from op->recvbuff) of what op->recvbuff's
+   * part of this rank already holds (AllGather: its block): the same result as run, without writing that
+   * part. A rank may run a call this way while its peers run the same call with run. */
+  weftResult_t (*runFromCopy)(void* bcomm, const weftBackendOp_v1* op);
+} weftBackendCopiedInputOps_v1;
+
 /* Optional extension of a plugin: memory that its peers on this host can reach directly (weftMemAlloc).
  * A plugin offers it by exporting WEFT_MEMORY_SYMBOL_V1 next to its plugin table; weftMemAlloc uses the first
  * loaded plugin that does, and weftMemFree hands a buffer back to the plugin that made it. */

@@ -59,6 +59,12 @@ weftResult_t nodeRun(void* bcomm, const weftBackendOp_v1* op) {
   return plugins::guarded(logf, nullptr, "run", [&] { return node->run(*op); });
 }
 
+weftResult_t nodeRunFromCopy(void* bcomm, const weftBackendOp_v1* op) {
+  if (bcomm == nullptr || op == nullptr) return weftInvalidArgument;
+  auto* node = static_cast<NodeComm*>(bcomm);
+  return plugins::guarded(logf, nullptr, "runFromCopy", [&] { return node->runFromCopy(*op); });
+}
+
 int nodeSupportsList(void* bcomm, const weftBackendOp_v1* op) {
   if (bcomm == nullptr || op == nullptr) return 0;
   return static_cast<NodeComm*>(bcomm)->supportsList(*op) ? 1 : 0;
@@ -120,4 +126,15 @@ extern WEFT_API const weftBackendAdviceOps_v1 weftBackendAdvice_v1;
 const weftBackendAdviceOps_v1 weftBackendAdvice_v1 = {
     .abiVersion = 1,
     .prefersPluginMemory = weft::shm::nodePrefersPluginMemory,
+};
+
+// The copied-input extension (WEFT_BACKEND_COPIED_INPUT_SYMBOL_V1): Weft's in-place AllGathers from a copy in our
+// memory leave this rank's block alone (NodeComm::runFromCopy()).
+extern "C" {
+extern WEFT_API const weftBackendCopiedInputOps_v1 weftBackendCopiedInput_v1;
+}
+
+const weftBackendCopiedInputOps_v1 weftBackendCopiedInput_v1 = {
+    .abiVersion = 1,
+    .runFromCopy = weft::shm::nodeRunFromCopy,
 };

@@ -266,6 +266,14 @@ weftResult_t NodeComm::run(const weftBackendOp_v1& op) {
   return runAs(op, [&] { runNodeCollective(*this, op); });
 }
 
+weftResult_t NodeComm::runFromCopy(const weftBackendOp_v1& op) {
+  if (op.coll != weftCollAllGather) {
+    error_ = std::string("runFromCopy runs allgathers only, not ") + nodeCollName(op.coll);
+    return weftInvalidArgument;
+  }
+  return runAs(op, [&] { runNodeCollective(*this, op, true); });
+}
+
 // Lists go by CMA only (their point is to copy nothing more than the direct path does), and only above
 // the staging limit, where a packed AllReduce would go direct too.
 bool NodeComm::supportsList(const weftBackendOp_v1& op) const {

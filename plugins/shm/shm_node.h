@@ -148,6 +148,9 @@ class NodeComm {
   bool supports(const weftBackendOp_v1& op) const;
   // Runs one collective. On failure returns its code, with lastError() saying why.
   weftResult_t run(const weftBackendOp_v1& op);
+  // The copied-input extension (weftBackendCopiedInputOps_v1): an AllGather whose output block of this rank
+  // already holds the input that sendbuff copies; that block is left as it is.
+  weftResult_t runFromCopy(const weftBackendOp_v1& op);
   // The list extension (weftBackendListOps_v1): AllReduce over the buffers' concatenation, by CMA.
   bool supportsList(const weftBackendOp_v1& op) const;
   weftResult_t runList(const weftBackendOp_v1& op, const weftBackendBuffer_v1* buffers, size_t numBuffers);
@@ -369,8 +372,9 @@ class NodeComm {
   const weftBackendOp_v1* current_ = nullptr;  // for messages
 };
 
-// Runs op on comm (shm_node_colls.cpp). Throws NodeError on failure.
-void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op);
+// Runs op on comm (shm_node_colls.cpp); with ownPartPlaced, an AllGather leaves this rank's block of its output
+// as it is (runFromCopy). Throws NodeError on failure.
+void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op, bool ownPartPlaced = false);
 // Runs AllReduces, AllGathers or ReduceScatters (all one collective, type and op) whose staged inputs fit the
 // staging area together in one step, each with exactly the result it gets alone (shm_node_batches.cpp).
 // `whole` describes them as one (their total count). Throws NodeError.

@@ -138,7 +138,7 @@ void Runner::allGather() {
 
 void Runner::allGatherDirect() {
   const size_t outputBytes = bytes_ * static_cast<size_t>(p_);
-  if (outBlock(me_) != send_) copyOwn(outBlock(me_), send_, bytes_, outputBytes);
+  if (!ownPartPlaced_ && outBlock(me_) != send_) copyOwn(outBlock(me_), send_, bytes_, outputBytes);
   forEachPeerAsItArrives([&](int r) { c_.readPeer(r, outBlock(r), peerSend(r), bytes_, storesFor(outputBytes)); });
 }
 
@@ -169,7 +169,7 @@ void Runner::gatherStaged(size_t offset) {
     unsigned char* dst = outBlock(r);
     if (r != me_) {
       copyBytes(dst, input(r) + offset, bytes_);
-    } else if (dst != send_) {
+    } else if (!ownPartPlaced_ && dst != send_) {
       copyBytes(dst, send_, bytes_);
     }
   }
@@ -339,8 +339,9 @@ void Runner::finishDirect() {
   c_.waitAll();
 }
 
-void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op) {
+void runNodeCollective(NodeComm& comm, const weftBackendOp_v1& op, bool ownPartPlaced) {
   Runner run(comm, op);
+  if (ownPartPlaced) run.leaveOwnPart();
   // Nothing to move (its buffers may be NULL): one step still checks that every rank called the same.
   if (op.count == 0) return run.barrier();
   comm.shareBuffers(op);

@@ -72,6 +72,10 @@ class Runner {
   // every peer's read into it as that peer arrives.
   void allGatherDirect();
 
+  // This rank's part of the output already holds its input (an AllGather run from a copy: runFromCopy): the
+  // copies into it are skipped.
+  void leaveOwnPart() { ownPartPlaced_ = true; }
+
   // Where rank r's input to this collective lies (for a batch: its call's, see runNodeDirectBatch).
   void setPeerSends(const uint64_t* sends) { peerSends_ = sends; }
 
@@ -173,6 +177,7 @@ class Runner {
   bool inline_ = false;
   bool tiny_ = false;
   const uint64_t* peerSends_ = nullptr;  // per rank; null: the descriptors' sendAddr
+  bool ownPartPlaced_ = false;           // leaveOwnPart()
 };
 
 }  // namespace weft::shm

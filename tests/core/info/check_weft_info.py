@@ -49,7 +49,7 @@ def exported_extensions(path):
     check(done.returncode == 0, f"nm -D {path}: {done.stderr}")
     symbols = {line.split()[-1] for line in done.stdout.splitlines() if line.strip()}
     known = ("weftTransportVec_v1", "weftTransportPair_v1", "weftBackendList_v1", "weftBackendAdvice_v1",
-             "weftMemory_v1")
+             "weftBackendCopiedInput_v1", "weftMemory_v1")
     return [s for s in known if s in symbols]
 
 

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -897,6 +898,63 @@ TEST(NodeBackend, ListDeclinesWhatItDoesNotRun) {
   EXPECT_EQ(list->supportsList(nullptr, &small), 0);
   weftBackendOp_v1 large{weftCollAllReduce, nullptr, nullptr, 1 << 20, weftFloat32, weftSum, 0};
   EXPECT_EQ(list->runList(g.comm(0), &large, nullptr, 3), weftInvalidArgument);
+}
+
+const weftBackendCopiedInputOps_v1* copiedInputOps() {
+  static const weftBackendCopiedInputOps_v1* table =
+      pluginTable<weftBackendCopiedInputOps_v1>(WEFT_BACKEND_COPIED_INPUT_SYMBOL_V1);
+  return table;
+}
+
+// The copied-input extension: an AllGather run from a copy of the input leaves the rank's own block of the
+// output as it is, and the peers read the copy. The own blocks hold a marker instead of the input here, so a
+// backend that wrote its own block, or read a peer's output instead of its copy, fails. Rank 0 runs the same
+// call out of place from its copy (run), as Weft does where the plugin lacks the extension: both ways mix.
+// Staged (1000 floats), direct by CMA (70000), and direct from copies in the plugin's memory (mapped).
+TEST(NodeBackend, AllGatherFromACopyLeavesTheOwnBlock) {
+  const weftBackendCopiedInputOps_v1* copied = copiedInputOps();
+  ASSERT_NE(copied, nullptr) << WEFT_BACKEND_COPIED_INPUT_SYMBOL_V1 " not exported";
+  ASSERT_EQ(copied->abiVersion, 1u);
+  constexpr float kMarker = -999.0f;
+  NodeGroup g(3);
+  const int p = g.size();
+  for (const auto& [count, mapped] :
+       {std::pair{size_t{1000}, false}, {size_t{70000}, false}, {size_t{70000}, true}}) {
+    std::vector<std::vector<float>> heap(p, std::vector<float>(count));
+    std::optional<SharedBuffers> shared;
+    if (mapped) shared.emplace(p, count * sizeof(float));
+    std::vector<float*> copies = mapped ? shared->all() : pointers(heap);
+    std::vector<std::vector<float>> recv(p, std::vector<float>(count * p, 0.0f));
+    for (int r = 0; r < p; ++r) {
+      for (size_t i = 0; i < count; ++i) copies[r][i] = input(r, i);
+      std::fill_n(recv[r].data() + r * count, count, kMarker);
+    }
+    std::vector<weftResult_t> results(p, weftInternalError);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < p; ++r) {
+      threads.emplace_back([&, r] {
+        weftBackendOp_v1 op{weftCollAllGather, copies[r], recv[r].data(), count, weftFloat32, weftSum, 0};
+        if (g.ops()->supports(g.comm(r), &op) == 0) return;
+        results[r] = r == 0 ? g.ops()->run(g.comm(r), &op) : copied->runFromCopy(g.comm(r), &op);
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r) {
+      ASSERT_EQ(results[r], weftSuccess) << "rank " << r << ": " << g.ops()->lastError(g.comm(r));
+      for (int q = 0; q < p; ++q) {
+        for (size_t i = 0; i < count; ++i) {
+          const float want = q == r && r != 0 ? kMarker : input(q, i);
+          ASSERT_EQ(recv[r][q * count + i], want)
+              << "rank " << r << " block " << q << " index " << i << " of " << count;
+        }
+      }
+    }
+  }
+  weftBackendOp_v1 reduce{weftCollAllReduce, nullptr, nullptr, 16, weftFloat32, weftSum, 0};
+  EXPECT_EQ(copied->runFromCopy(g.comm(0), &reduce), weftInvalidArgument);
+  EXPECT_NE(std::string(g.ops()->lastError(g.comm(0))).find("allreduce"), std::string::npos)
+      << g.ops()->lastError(g.comm(0));
+  EXPECT_EQ(copied->runFromCopy(nullptr, &reduce), weftInvalidArgument);
 }
 
 // With the default settings, 4 floats: inline; 1000: staged, every rank reduces; 6000: AllReduce staged and
