@@ -51,6 +51,11 @@ void reduceKernel(void* dst, const void* a, const void* b, size_t count, weftDat
   reduce(dst, a, b, count, type, op);
 }
 
+// One call as the plugin ABI describes it.
+weftBackendOp_v1 opOf(weftCollType_t coll, const CollArgs& args) {
+  return {coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
+}
+
 }  // namespace
 
 std::unique_ptr<Backend> Backend::setUp(weftComm& comm) {
@@ -102,7 +107,7 @@ const char* Backend::name() const { return plugin_.name.c_str(); }
 bool Backend::prefersHostMemory(weftCollType_t coll, const CollArgs& args) const {
   if (!makesHostMemory(plugin_)) return false;
   const weftBackendAdviceOps_v1* advice = plugin_.backendAdvice;
-  weftBackendOp_v1 op{coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
+  const weftBackendOp_v1 op = opOf(coll, args);
   return advice == nullptr || advice->prefersPluginMemory(bcomm_, &op) != 0;
 }
 
@@ -117,7 +122,7 @@ void Backend::call(const char* operation, Call&& call) {
 
 bool Backend::run(weftCollType_t coll, const CollArgs& args, const char* operation) {
   const weftBackendOps_v1* ops = plugin_.plugin->backend;
-  weftBackendOp_v1 op{coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
+  const weftBackendOp_v1 op = opOf(coll, args);
   if (ops->supports(bcomm_, &op) == 0) return false;
   call(operation, [&] { return ops->run(bcomm_, &op); });
   return true;
@@ -126,7 +131,7 @@ bool Backend::run(weftCollType_t coll, const CollArgs& args, const char* operati
 bool Backend::runFromCopy(weftCollType_t coll, const CollArgs& args, const char* operation) {
   const weftBackendCopiedInputOps_v1* copied = plugin_.backendCopiedInput;
   if (copied == nullptr) return false;
-  weftBackendOp_v1 op{coll, args.sendbuff, args.recvbuff, args.count, args.type, args.op, args.root};
+  const weftBackendOp_v1 op = opOf(coll, args);
   if (plugin_.plugin->backend->supports(bcomm_, &op) == 0) return false;
   call(operation, [&] { return copied->runFromCopy(bcomm_, &op); });
   return true;
