@@ -18,7 +18,6 @@ namespace {
 // What each rank contributes to the setup exchange.
 struct SetupRecord {
   int32_t ok;
-  int32_t reserved;
   unsigned char address[WEFT_BACKEND_ADDRESS_BYTES];
 };
 

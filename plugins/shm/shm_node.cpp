@@ -221,8 +221,8 @@ size_t NodeComm::stageLimit(weftCollType_t coll) const {
 bool NodeComm::supports(const weftBackendOp_v1& op) const {
   size_t elementBytes = plugin::elementBytes(op.datatype);
   if (elementBytes == 0) return false;
-  size_t staged = op.count * elementBytes;  // what one rank puts in its staging area
-  if (op.coll == weftCollReduceScatter || op.coll == weftCollAllToAll) staged *= static_cast<size_t>(nranks_);
+  size_t stagedBytes = op.count * elementBytes;  // what one rank puts in its staging area
+  if (op.coll == weftCollReduceScatter || op.coll == weftCollAllToAll) stagedBytes *= static_cast<size_t>(nranks_);
   switch (op.coll) {
     case weftCollBarrier:
       return true;
@@ -232,7 +232,7 @@ bool NodeComm::supports(const weftBackendOp_v1& op) const {
     case weftCollAllToAll:
     case weftCollBroadcast:
     case weftCollReduce:
-      return staged <= stageLimit(op.coll) || cma_;
+      return stagedBytes <= stageLimit(op.coll) || cma_;
     default:
       return false;
   }
@@ -295,16 +295,16 @@ size_t NodeComm::batchEnd(const weftBackendOp_v1* ops, size_t i, size_t numOps, 
     return i + 1;
   }
   // Bytes one element of a call stages (ReduceScatter: its input's p blocks).
-  const size_t staged =
+  const size_t stagedPerElement =
       first.coll == weftCollReduceScatter ? elementBytes * static_cast<size_t>(nranks_) : elementBytes;
-  *direct = first.count * staged > stageLimit(first.coll);
+  *direct = first.count * stagedPerElement > stageLimit(first.coll);
   if (*direct && (first.coll == weftCollAllReduce || !cma_)) return i + 1;
   size_t end = i;
   size_t bytes = 0;
   *count = 0;
   for (; end < numOps; ++end) {
     const weftBackendOp_v1& op = ops[end];
-    const size_t opBytes = op.count * staged;
+    const size_t opBytes = op.count * stagedPerElement;
     const bool alike = op.coll == first.coll && op.datatype == first.datatype &&
                        (first.coll == weftCollAllGather || op.op == first.op);
     const bool fits = *direct ? opBytes > stageLimit(op.coll) : bytes + opBytes <= stageLimit(op.coll);
