@@ -4,7 +4,7 @@
 //
 // Request is the plugin's own struct, with at least `next` (the queue or free-list link), `state`, `error`,
 // `conn`, `size`, `tag` and `length`; a request is Active from push() until its message is complete (Done) or its
-// connection fails (Failed), and Free again once the caller has taken its result and released it.
+// connection fails (Failed), and Free again once report() has handed its result to the caller.
 //
 // Header-only and free of core/: plugins include nothing of Weft but include/weft/plugin.h.
 #ifndef WEFT_PLUGINS_COMMON_REQUEST_QUEUE_H
@@ -74,6 +74,24 @@ class RequestQueue {
     head_ = tail_ = nullptr;
   }
 
+  // What a transport's test() tells the caller of r: not done while it is Active; otherwise done, with its
+  // result and the length of its message (0 when it failed), and r goes back to the pool.
+  weftResult_t report(Request* r, int* done, size_t* size) {
+    if (r->state == RequestState::Active) {
+      *done = 0;
+      return weftSuccess;
+    }
+    *done = 1;
+    const weftResult_t result = r->state == RequestState::Done ? weftSuccess : r->error;
+    if (size != nullptr) *size = result == weftSuccess ? r->length : 0;
+    release(r);
+    return result;
+  }
+
+  // Posted and not yet released.
+  size_t outstanding() const { return outstanding_; }
+
+ private:
   // Back to the pool: its caller has taken the result.
   void release(Request* r) {
     r->state = RequestState::Free;
@@ -82,10 +100,6 @@ class RequestQueue {
     --outstanding_;
   }
 
-  // Posted and not yet released.
-  size_t outstanding() const { return outstanding_; }
-
- private:
   Request* head_ = nullptr;
   Request* tail_ = nullptr;
   Request* free_ = nullptr;

@@ -72,15 +72,7 @@ weftResult_t Connection::test(Request* r, int* done, size_t* size) {
       checkPeerAnswers();
     }
   }
-  if (r->state == RequestState::Active) {
-    *done = 0;
-    return weftSuccess;
-  }
-  *done = 1;
-  weftResult_t result = r->state == RequestState::Done ? weftSuccess : r->error;
-  if (size != nullptr) *size = result == weftSuccess ? r->length : 0;
-  requests_.release(r);
-  return result;
+  return requests_.report(r, done, size);
 }
 
 void Connection::progress() {
