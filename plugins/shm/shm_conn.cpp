@@ -95,7 +95,12 @@ void Connection::enqueue(Request* r, void** request) {
 }
 
 weftResult_t Connection::test(Request* r, int* done, size_t* size) {
-  if (r->state == RequestState::Active && !progress() && r->state == RequestState::Active) checkPeer();
+  if (r->state == RequestState::Active) {
+    const bool moved = progress();
+    // Only a connection that moved nothing and still holds r asks whether its peer lives: progress() may
+    // have completed r, or failed it (and then reports no progress).
+    if (!moved && r->state == RequestState::Active) checkPeer();
+  }
   return requests_.report(r, done, size);
 }
 
