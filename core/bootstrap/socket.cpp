@@ -13,6 +13,7 @@
 #include <cstring>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/common/config.h"
@@ -157,11 +158,7 @@ Socket::~Socket() {
   if (fd_ >= 0) close(fd_);
 }
 
-int Socket::release() {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
+int Socket::release() { return std::exchange(fd_, -1); }
 
 Socket listenOn(SocketAddress& address, int backlog) {
   Socket s(socket(address.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
