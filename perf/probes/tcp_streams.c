@@ -174,6 +174,9 @@ int main(int argc, char** argv) {
     printf("%s K=%d size=%zu median_us %.1f min_us %.1f GBps_each_way %.2f\n", s.shared ? "shared" : "split",
            s.streams, s.size, median * 1e6, times[0] * 1e6, (double)s.size / median / 1e9);
   }
+  free(times);
+  free(in);
+  free(out);
   if (child > 0) {
     int status = 0;
     if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
